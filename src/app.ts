@@ -1,0 +1,158 @@
+/**
+ * Composition root: builds the one shared cache and load tracker, wires every component to them,
+ * and serves the user-facing HTTP app and the kube-facing HTTPS app.
+ */
+import type { AddressInfo } from 'node:net';
+import http from 'node:http';
+import { KubeConfig } from '@kubernetes/client-node';
+import express, { type Router } from 'express';
+import type { Registry } from 'prom-client';
+import { ClusterCache } from './cluster/cache.js';
+import type { GatewayConfig } from './config.js';
+import { LoadTracker } from './load/tracker.js';
+import type { LoadOptions } from './load/types.js';
+import { componentLogger, createLogger, type Logger } from './log.js';
+import { createMetricsRegistry } from './server/metrics.js';
+import { createTlsServer, type TlsServer } from './server/tls-server.js';
+import { createUserApp, finishApp } from './server/user-app.js';
+
+export const VERSION = '0.1.0';
+
+/** What every component is built from. */
+export interface GatewayContext {
+  config: GatewayConfig;
+  log: Logger;
+  kubeConfig: KubeConfig;
+  registry: Registry;
+  cache: ClusterCache;
+  loads: LoadTracker;
+}
+
+/** A capability plugged into the gateway: routes on either port, and a lifecycle. */
+export interface GatewayComponent {
+  name: string;
+  userRoutes?: Router;
+  kubeRoutes?: Router;
+  start?(): Promise<void> | void;
+  stop?(): Promise<void> | void;
+}
+
+export type ComponentFactory = (ctx: GatewayContext) => GatewayComponent | Promise<GatewayComponent>;
+
+export interface Gateway extends GatewayContext {
+  httpPort: number;
+  httpsPort: number | undefined;
+  components: GatewayComponent[];
+  stop(): Promise<void>;
+}
+
+export function loadKubeConfig(path: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else kc.loadFromCluster();
+  return kc;
+}
+
+export function loadOptionsFrom(config: GatewayConfig, metricsServed: boolean): LoadOptions {
+  return {
+    metricsServed,
+    metricsStalenessSeconds: config.metricsStalenessSeconds,
+    stalePolicy: config.staleMetricsPolicy,
+    estimate: {
+      cpuFactor: config.estimateCpuFactor,
+      memoryFactor: config.estimateMemoryFactor,
+      defaultCpuMilli: 250,
+      defaultMemoryBytes: 200 * 2 ** 20,
+    },
+  };
+}
+
+function listen(server: http.Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+export async function startGateway(
+  config: GatewayConfig,
+  factories: ComponentFactory[],
+  opts: { log?: Logger; kubeConfig?: KubeConfig } = {},
+): Promise<Gateway> {
+  const log = opts.log ?? createLogger(config.logLevel);
+  const gwLog = componentLogger(log, 'gateway');
+  const kubeConfig = opts.kubeConfig ?? loadKubeConfig(config.kubeconfig);
+  const registry = createMetricsRegistry(VERSION);
+  const cache = new ClusterCache({
+    kubeConfig,
+    log: componentLogger(log, 'cache'),
+    metricsPollSeconds: config.metricsPollSeconds,
+  });
+  const loads = new LoadTracker({ cache, options: () => loadOptionsFrom(config, cache.metricsServed) });
+  const ctx: GatewayContext = { config, log, kubeConfig, registry, cache, loads };
+
+  const components: GatewayComponent[] = [];
+  for (const f of factories) components.push(await f(ctx));
+
+  const userApp = createUserApp({
+    registry,
+    readiness: () => (cache.isReady() ? { ready: true } : { ready: false, reason: 'waiting for the initial sync with the API server' }),
+  });
+  finishApp(
+    userApp,
+    gwLog,
+    components.flatMap((c) => (c.userRoutes ? [c.userRoutes] : [])),
+  );
+  const userServer = http.createServer(userApp);
+
+  let tls: TlsServer | undefined;
+  if (config.tlsCertFile && config.tlsKeyFile) {
+    const kubeApp = express();
+    kubeApp.disable('x-powered-by');
+    kubeApp.get('/healthz', (_req, res) => {
+      res.type('text/plain').send('ok');
+    });
+    finishApp(
+      kubeApp,
+      gwLog,
+      components.flatMap((c) => (c.kubeRoutes ? [c.kubeRoutes] : [])),
+    );
+    tls = await createTlsServer({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, handler: kubeApp, log: gwLog });
+  }
+
+  cache.start();
+  loads.start();
+  const httpPort = await listen(userServer, config.httpPort, config.bindAddress);
+  const httpsPort = tls ? await listen(tls.server as unknown as http.Server, config.httpsPort, config.bindAddress) : undefined;
+  for (const c of components) await c.start?.();
+  gwLog.info({ httpPort, httpsPort, components: components.map((c) => c.name) }, 'gateway started');
+
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      gwLog.info('gateway stopping');
+      for (const c of [...components].reverse()) {
+        try {
+          await c.stop?.();
+        } catch (err) {
+          gwLog.warn({ err, component: c.name }, 'component stop failed');
+        }
+      }
+      loads.stop();
+      cache.stop();
+      await Promise.all([
+        new Promise<void>((r) => {
+          userServer.close(() => r());
+          userServer.closeAllConnections();
+        }),
+        tls?.close(),
+      ]);
+      gwLog.info('gateway stopped');
+    })();
+    return stopped;
+  };
+  return { ...ctx, httpPort, httpsPort, components, stop };
+}

@@ -1,0 +1,84 @@
+/**
+ * Gateway configuration from flags and environment, validated once at start. Flags win over
+ * environment variables (NODELOAD_*), which win over defaults.
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
+const percentFactor = z.coerce.number().min(0).max(10);
+
+export const ConfigSchema = z
+  .object({
+    kubeconfig: z.string().min(1).optional().describe('Path to a kubeconfig; in-cluster config when unset'),
+    httpPort: port.default(8080).describe('User-facing HTTP port (GraphQL, dashboard, health, metrics)'),
+    httpsPort: port.default(8443).describe('Kube-facing HTTPS port (webhook, aggregated API)'),
+    bindAddress: z.string().default('0.0.0.0'),
+    tlsCertFile: z.string().min(1).optional(),
+    tlsKeyFile: z.string().min(1).optional(),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    schedulerName: z.string().min(1).default('nodeload-scheduler'),
+    /** The gateway's own namespace: leases live here and the webhooks never touch it. */
+    namespace: z.string().min(1).default('nodeload-system'),
+    identity: z.string().min(1).optional().describe('Leader-election identity; hostname_pid when unset'),
+    leaderElect: bool.default(true),
+    leaseName: z.string().min(1).default('nodeload-gateway'),
+    leaseDurationSeconds: z.coerce.number().int().min(2).default(15),
+    installCrd: bool.default(true).describe('Create or update the NodeLoadRule CRD at start'),
+    metricsStalenessSeconds: z.coerce.number().int().min(1).default(180),
+    staleMetricsPolicy: z.enum(['fail-open', 'fail-closed']).default('fail-open'),
+    metricsPollSeconds: z.coerce.number().int().min(1).default(15),
+    estimateCpuFactor: percentFactor.default(0.85),
+    estimateMemoryFactor: percentFactor.default(0.7),
+    bindQps: z.coerce.number().positive().default(500),
+    bindBurst: z.coerce.number().int().positive().default(1000),
+    overrideExplicitScheduler: bool.default(false),
+    webhookBodyLimit: z.string().default('8mb'),
+  })
+  .refine((c) => Boolean(c.tlsCertFile) === Boolean(c.tlsKeyFile), {
+    message: '--tls-cert-file and --tls-key-file go together: give both or neither',
+    path: ['tlsCertFile'],
+  });
+
+export type GatewayConfig = z.infer<typeof ConfigSchema>;
+export type GatewayConfigInput = z.input<typeof ConfigSchema>;
+
+const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+const envName = (k: string) => `NODELOAD_${kebab(k).replace(/-/g, '_').toUpperCase()}`;
+const KEYS = Object.keys(ConfigSchema.def.in.shape ?? {}) as (keyof GatewayConfig)[];
+
+export class ConfigError extends Error {}
+
+/** Parses argv (without node and script) and env into a validated config, or throws ConfigError listing every problem. */
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const options = Object.fromEntries(KEYS.map((k) => [kebab(k), { type: 'string' as const }]));
+  let values: Record<string, string | undefined>;
+  try {
+    values = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as Record<
+      string,
+      string | undefined
+    >;
+  } catch (err) {
+    throw new ConfigError(`${(err as Error).message}\nknown flags: ${KEYS.map((k) => `--${kebab(k)}`).join(' ')}`);
+  }
+  const raw: Record<string, unknown> = {};
+  for (const k of KEYS) {
+    const v = values[kebab(k)] ?? env[envName(k)];
+    if (v !== undefined && v !== '') raw[k] = v;
+  }
+  if (raw.kubeconfig === undefined && env.KUBECONFIG) raw.kubeconfig = env.KUBECONFIG;
+  return parseConfig(raw);
+}
+
+export function parseConfig(raw: GatewayConfigInput | Record<string, unknown>): GatewayConfig {
+  const result = ConfigSchema.safeParse(raw);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => {
+      const key = String(i.path[0] ?? '');
+      return `  --${kebab(key)} (${envName(key)}): ${i.message}`;
+    });
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return result.data;
+}

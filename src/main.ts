@@ -1,0 +1,37 @@
+/**
+ * nodeload gateway entry point: `tsx src/main.ts --kubeconfig ~/.kube/config` (flags or NODELOAD_* env).
+ */
+import { startGateway } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './log.js';
+import { allComponents } from './components.js';
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.argv.slice(2));
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`nodeload: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const gateway = await startGateway(config, allComponents(), { log });
+  let signals = 0;
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(sig, () => {
+      if (++signals > 1) process.exit(1);
+      log.info({ signal: sig }, 'shutting down');
+      const force = setTimeout(() => process.exit(1), 10_000);
+      force.unref();
+      void gateway.stop().then(() => process.exit(0));
+    });
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`nodeload: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,85 @@
+/**
+ * The kube-facing HTTPS server (port 8443): admission webhook and aggregated API. The serving
+ * certificate is re-read when its files change, so rotation needs no restart; connections already
+ * open keep their context, new handshakes get the new one.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import https from 'node:https';
+import type { RequestListener } from 'node:http';
+import type { Logger } from '../log.js';
+
+export interface TlsServer {
+  server: https.Server;
+  /** Client CAs that may authenticate (the aggregator's front-proxy CA); peers are verified, not required. */
+  setClientCa(pem: string | undefined): Promise<void>;
+  reload(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createTlsServer(opts: {
+  certFile: string;
+  keyFile: string;
+  handler: RequestListener;
+  log: Logger;
+}): Promise<TlsServer> {
+  let clientCa: string | undefined;
+  const context = async () => ({
+    cert: await readFile(opts.certFile),
+    key: await readFile(opts.keyFile),
+    ...(clientCa ? { ca: clientCa } : {}),
+  });
+  const server = https.createServer(
+    // Ask for a client certificate but let the handler decide: the API server's webhook calls carry
+    // none, the aggregator's proxied calls carry the front-proxy certificate.
+    { ...(await context()), requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.2' },
+    opts.handler,
+  );
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+
+  let pending: NodeJS.Timeout | undefined;
+  const reload = async () => {
+    try {
+      server.setSecureContext(await context());
+      opts.log.info({ certFile: opts.certFile }, 'serving certificate loaded');
+    } catch (err) {
+      // A half-written file during rotation: keep serving the old certificate and retry.
+      opts.log.warn({ err }, 'serving certificate reload failed; keeping the previous one');
+      schedule(1000);
+    }
+  };
+  const schedule = (ms = 200) => {
+    clearTimeout(pending);
+    pending = setTimeout(() => void reload(), ms);
+  };
+  const watchers: FSWatcher[] = [];
+  // Watch the directories, not the files: rotations usually replace files (rename or symlink swap).
+  for (const dir of new Set([opts.certFile, opts.keyFile].map((f) => f.replace(/\/[^/]*$/, '') || '/'))) {
+    try {
+      watchers.push(watch(dir, () => schedule()));
+    } catch (err) {
+      opts.log.warn({ err, dir }, 'cannot watch certificate directory; rotation needs a restart');
+    }
+  }
+  // Belt and braces for filesystems without inotify events (some volume mounts).
+  const poll = setInterval(() => schedule(0), 60_000);
+  poll.unref();
+
+  return {
+    server,
+    reload,
+    async setClientCa(pem) {
+      clientCa = pem;
+      await reload();
+    },
+    close: () =>
+      new Promise((resolve) => {
+        clearInterval(poll);
+        clearTimeout(pending);
+        for (const w of watchers) w.close();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
