@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes a fresh clone ready: installs the npm dependencies (with the pinned Node 24) when they are
-# missing or older than package-lock.json, and builds or reuses the local control plane.
+# missing or older than package-lock.json; with NODELOAD_BUILD_CONTROLPLANE=1 also builds or reuses the
+# local control plane (the test runner builds it as its own step, so a failure is counted).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -17,6 +18,6 @@ if [ "$node_major" -lt 22 ]; then
   exit 1
 fi
 
-if [ "${NODELOAD_SKIP_CONTROLPLANE:-}" != "1" ]; then
+if [ "${NODELOAD_BUILD_CONTROLPLANE:-}" = "1" ]; then
   bash test/cluster/build.sh >/dev/null
 fi
