@@ -1,0 +1,167 @@
+/**
+ * The load model: what a node's load is, and what it would be after placing one more pod.
+ * Pure functions over the plain data in cluster/model.ts — the operator, the scheduler's filter, the
+ * assume cache and every view use these same figures, so a decision and its explanation never disagree.
+ */
+import type { CpuMem, NodeMetricsInfo, NodeResources, PodInfo } from '../cluster/model.js';
+import type { EstimateOptions, LoadOptions, NodeLoad, NodeLoadInput } from './types.js';
+
+const ZERO: CpuMem = { cpuMilli: 0, memoryBytes: 0 };
+
+function add(a: CpuMem, b: CpuMem): CpuMem {
+  return { cpuMilli: a.cpuMilli + b.cpuMilli, memoryBytes: a.memoryBytes + b.memoryBytes };
+}
+
+/**
+ * A pod's expected usage before metrics can see it: requests × factor, per resource; a resource the pod
+ * does not request gets the default (a pod with only a CPU request still uses memory).
+ */
+export function estimatePodUsage(pod: PodInfo, opts: EstimateOptions): CpuMem {
+  const { cpuMilli, memoryBytes } = pod.requests;
+  return {
+    cpuMilli: cpuMilli > 0 ? Math.round(cpuMilli * opts.cpuFactor) : opts.defaultCpuMilli,
+    memoryBytes: memoryBytes > 0 ? Math.round(memoryBytes * opts.memoryFactor) : opts.defaultMemoryBytes,
+  };
+}
+
+/**
+ * Percent of allocatable; a node with nothing allocatable is full as soon as anything is placed on it.
+ * Multiplying first keeps whole percentages exact (0.7 * 100 is 70.00000000000001), so a load exactly
+ * at a threshold compares equal to it.
+ */
+function percentOf(used: number, allocatable: number): number {
+  if (allocatable > 0) return (used * 100) / allocatable;
+  return used > 0 ? 100 : 0;
+}
+
+function withPercents(
+  load: Omit<NodeLoad, 'cpuPercent' | 'memoryPercent'>,
+  allocatable: NodeResources,
+): NodeLoad {
+  return {
+    ...load,
+    cpuPercent: percentOf(load.effective.cpuMilli, allocatable.cpuMilli),
+    memoryPercent: percentOf(load.effective.memoryBytes, allocatable.memoryBytes),
+  };
+}
+
+/** Milliseconds since the epoch, or undefined for a missing/unparseable time. */
+function timeMs(iso: string | undefined): number | undefined {
+  if (!iso) return undefined;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+/** Whether the sample can vouch for the pod: a pod bound after it (or of unknown bind time) is not in it. */
+function boundAfter(pod: PodInfo, sampleMs: number): boolean {
+  const bound = timeMs(pod.scheduledAt) ?? timeMs(pod.creationTimestamp);
+  return bound === undefined || bound > sampleMs;
+}
+
+/** The sample time when the sample is fresh, else undefined (stale, or an unparseable time). */
+function freshSampleMs(metrics: NodeMetricsInfo, now: number, options: LoadOptions): number | undefined {
+  const sample = timeMs(metrics.timestamp);
+  return sample !== undefined && now - sample <= options.metricsStalenessSeconds * 1000 ? sample : undefined;
+}
+
+export function isMetricsFresh(metrics: NodeMetricsInfo, now: number, options: LoadOptions): boolean {
+  return freshSampleMs(metrics, now, options) !== undefined;
+}
+
+/**
+ * A node's load from the pods bound to it and its NodeMetrics sample.
+ * Terminal pods no longer count; deleting pods do until they are gone (their containers may still run).
+ */
+export function computeNodeLoad(input: NodeLoadInput): NodeLoad {
+  const { node, metrics, now, options } = input;
+  const bound: PodInfo[] = [];
+  for (const pod of input.pods) {
+    if (pod.nodeName === node.name && !pod.terminal) bound.push(pod);
+  }
+  let requested = ZERO;
+  for (const pod of bound) requested = add(requested, pod.requests);
+
+  const base = {
+    node: node.name,
+    allocatable: node.allocatable,
+    requested,
+    podCount: bound.length,
+    ...(metrics
+      ? { usage: { ...metrics.usage, timestamp: metrics.timestamp, windowSeconds: metrics.windowSeconds } }
+      : {}),
+  };
+
+  const sampleMs = options.metricsServed && metrics ? freshSampleMs(metrics, now, options) : undefined;
+  if (metrics && sampleMs !== undefined) {
+    let estimated = ZERO;
+    let estimatedPods = 0;
+    for (const pod of bound) {
+      if (!boundAfter(pod, sampleMs)) continue;
+      estimated = add(estimated, estimatePodUsage(pod, options.estimate));
+      estimatedPods++;
+    }
+    return withPercents(
+      {
+        ...base,
+        estimated,
+        estimatedPods,
+        effective: add(metrics.usage, estimated),
+        source: estimatedPods > 0 ? 'metrics+estimate' : 'metrics',
+        timestamp: metrics.timestamp,
+        metricsStale: false,
+        unavailable: false,
+      },
+      node.allocatable,
+    );
+  }
+
+  // Requests-based: either metrics are not served at all, or this node's sample is stale/missing. Under
+  // fail-closed the figures are still filled in (so views can show something) but flagged unavailable.
+  const degraded = options.metricsServed;
+  return withPercents(
+    {
+      ...base,
+      estimated: ZERO,
+      estimatedPods: 0,
+      effective: requested,
+      source: 'requests',
+      timestamp: new Date(now).toISOString(),
+      metricsStale: degraded,
+      unavailable: degraded && options.stalePolicy === 'fail-closed',
+    },
+    node.allocatable,
+  );
+}
+
+/**
+ * The load after placing `pod` on the node: measured load grows by the pod's estimate (metrics cannot
+ * see it yet), requests-based load by its requests.
+ */
+export function withPod(load: NodeLoad, pod: PodInfo, opts: LoadOptions): NodeLoad {
+  const requested = add(load.requested, pod.requests);
+  if (load.source === 'requests') {
+    return withPercents(
+      { ...load, requested, podCount: load.podCount + 1, effective: add(load.effective, pod.requests) },
+      load.allocatable,
+    );
+  }
+  const estimate = estimatePodUsage(pod, opts.estimate);
+  return withPercents(
+    {
+      ...load,
+      requested,
+      podCount: load.podCount + 1,
+      estimated: add(load.estimated, estimate),
+      estimatedPods: load.estimatedPods + 1,
+      effective: add(load.effective, estimate),
+      source: 'metrics+estimate',
+    },
+    load.allocatable,
+  );
+}
+
+/** A percentage for messages: "91" when whole, else one decimal ("80.5"). */
+export function formatPercent(n: number): string {
+  const rounded = Math.round(n * 10) / 10;
+  return Number.isInteger(rounded) ? String(rounded) : rounded.toFixed(1);
+}
