@@ -1,0 +1,141 @@
+// Helpers for integration tests; the values come from global-setup.ts through vitest's provide/inject.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { inject, onTestFinished } from 'vitest';
+import { waitForDefaultServiceAccount } from '../cluster/controlplane.js';
+import { describeApiError, isApiException } from '../cluster/nodes.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Absolute path of the admin (system:masters) kubeconfig. */
+    kubeconfig: string;
+    /** The cluster directory (state.json, logs/, pki/). */
+    clusterDir: string;
+    /** Directory of the control-plane binaries (kubectl, kube-apiserver, ...). */
+    binDir: string;
+    /** PKI: ca.crt (cluster CA, caBundle for webhooks/APIService), serving.crt/.key (gateway), front-proxy-ca.crt. */
+    pkiDir: string;
+    kubectlPath: string;
+    apiserverUrl: string;
+  }
+}
+
+let cachedConfig: KubeConfig | undefined;
+
+/** A KubeConfig loaded from the cluster's admin kubeconfig (shared, do not mutate). */
+export function kubeConfig(): KubeConfig {
+  if (!cachedConfig) {
+    cachedConfig = new KubeConfig();
+    cachedConfig.loadFromFile(inject('kubeconfig'));
+  }
+  return cachedConfig;
+}
+
+export function coreApi(): CoreV1Api {
+  return kubeConfig().makeApiClient(CoreV1Api);
+}
+
+/** Path of a file in the cluster PKI directory, e.g. pkiPath('ca.crt'), pkiPath('serving.key'). */
+export function pkiPath(file: string): string {
+  return path.join(inject('pkiDir'), file);
+}
+
+/** A DNS-1123 name unique across parallel test files: `<prefix>-<10 random chars>`. */
+export function uniqueName(prefix: string): string {
+  const clean = prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 50);
+  return `${clean || 'x'}-${randomBytes(8).toString('hex').slice(0, 10)}`;
+}
+
+export interface TestNamespace {
+  name: string;
+  /** Deletes the namespace (without waiting for finalization); safe to call twice. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Creates a fresh namespace and waits until its `default` ServiceAccount exists (pods need it).
+ * For suite-level use (beforeAll/afterAll); inside a test prefer withNamespace().
+ */
+export async function createNamespace(prefix = 'it'): Promise<TestNamespace> {
+  const api = coreApi();
+  const name = uniqueName(prefix);
+  await api.createNamespace({
+    body: { metadata: { name, labels: { 'nodeload.test/integration': 'true' } } },
+  });
+  await waitForDefaultServiceAccount(inject('kubeconfig'), name, 60_000);
+  let disposed = false;
+  return {
+    name,
+    async dispose() {
+      if (disposed) return;
+      disposed = true;
+      try {
+        await api.deleteNamespace({ name });
+      } catch (err) {
+        if (!isApiException(err, 404))
+          throw new Error(`deleting namespace ${name}: ${describeApiError(err)}`);
+      }
+    },
+  };
+}
+
+/** Creates a fresh namespace for the current test; it is deleted when the test finishes. Returns its name. */
+export async function withNamespace(prefix = 'it'): Promise<string> {
+  const ns = await createNamespace(prefix);
+  onTestFinished(() => ns.dispose());
+  return ns.name;
+}
+
+/** Runs the built kubectl against the test cluster; resolves with stdout, rejects with stderr on failure. */
+export async function kubectl(
+  args: string[],
+  opts: { input?: string; timeoutMs?: number } = {},
+): Promise<string> {
+  const bin = inject('kubectlPath');
+  return await new Promise((resolve, reject) => {
+    const child = execFile(
+      bin,
+      [`--kubeconfig=${inject('kubeconfig')}`, ...args],
+      { timeout: opts.timeoutMs ?? 30_000, maxBuffer: 16 << 20 },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`kubectl ${args.join(' ')} failed: ${stderr.trim() || err.message}`));
+        else resolve(stdout);
+      },
+    );
+    if (opts.input !== undefined) child.stdin?.end(opts.input);
+  });
+}
+
+/**
+ * Polls fn until it returns a value other than undefined/false (which is returned), or throws after timeoutMs
+ * with the description and the last error/value. Errors thrown by fn count as "not yet".
+ */
+export async function waitFor<T>(
+  description: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  opts: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const value = await fn();
+      if (value !== undefined && value !== false) return value;
+      last = `last value: ${String(value)}`;
+    } catch (err) {
+      last = `last error: ${describeApiError(err)}`;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${description} (${last})`);
+    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 250));
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,33 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: `unit` (fast, no cluster) and `integration` (one real local control plane per run, started by
+// test/integration/global-setup.ts). 2 workers: this runs on 2 cores and the control plane needs CPU too.
+export default defineConfig({
+  test: {
+    maxWorkers: 2,
+    // globalSetup teardown stops the control plane (SIGTERM, SIGKILL after 5 s per stage)
+    teardownTimeout: 30_000,
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/integration/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          // Files run in parallel: each test uses its own namespace and unique node names.
+          fileParallelism: true,
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
