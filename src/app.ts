@@ -2,8 +2,9 @@
  * Composition root: builds the one shared cache and load tracker, wires every component to them,
  * and serves the user-facing HTTP app and the kube-facing HTTPS app.
  */
-import type { AddressInfo } from 'node:net';
+
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import express, { type Router } from 'express';
 import type { Registry } from 'prom-client';
@@ -99,7 +100,10 @@ export async function startGateway(
 
   const userApp = createUserApp({
     registry,
-    readiness: () => (cache.isReady() ? { ready: true } : { ready: false, reason: 'waiting for the initial sync with the API server' }),
+    readiness: () =>
+      cache.isReady()
+        ? { ready: true }
+        : { ready: false, reason: 'waiting for the initial sync with the API server' },
   });
   finishApp(
     userApp,
@@ -120,13 +124,20 @@ export async function startGateway(
       gwLog,
       components.flatMap((c) => (c.kubeRoutes ? [c.kubeRoutes] : [])),
     );
-    tls = await createTlsServer({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, handler: kubeApp, log: gwLog });
+    tls = await createTlsServer({
+      certFile: config.tlsCertFile,
+      keyFile: config.tlsKeyFile,
+      handler: kubeApp,
+      log: gwLog,
+    });
   }
 
   cache.start();
   loads.start();
   const httpPort = await listen(userServer, config.httpPort, config.bindAddress);
-  const httpsPort = tls ? await listen(tls.server as unknown as http.Server, config.httpsPort, config.bindAddress) : undefined;
+  const httpsPort = tls
+    ? await listen(tls.server as unknown as http.Server, config.httpsPort, config.bindAddress)
+    : undefined;
   for (const c of components) await c.start?.();
   gwLog.info({ httpPort, httpsPort, components: components.map((c) => c.name) }, 'gateway started');
 

@@ -6,7 +6,10 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
-const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
+const bool = z.union([
+  z.boolean(),
+  z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
+]);
 const percentFactor = z.coerce.number().min(0).max(10);
 
 export const ConfigSchema = z
@@ -46,7 +49,7 @@ export type GatewayConfigInput = z.input<typeof ConfigSchema>;
 
 const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 const envName = (k: string) => `NODELOAD_${kebab(k).replace(/-/g, '_').toUpperCase()}`;
-const KEYS = Object.keys(ConfigSchema.def.in.shape ?? {}) as (keyof GatewayConfig)[];
+const KEYS = Object.keys(ConfigSchema.shape) as (keyof GatewayConfig)[];
 
 export class ConfigError extends Error {}
 
@@ -60,7 +63,9 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       string | undefined
     >;
   } catch (err) {
-    throw new ConfigError(`${(err as Error).message}\nknown flags: ${KEYS.map((k) => `--${kebab(k)}`).join(' ')}`);
+    throw new ConfigError(
+      `${(err as Error).message}\nknown flags: ${KEYS.map((k) => `--${kebab(k)}`).join(' ')}`,
+    );
   }
   const raw: Record<string, unknown> = {};
   for (const k of KEYS) {

@@ -1,7 +1,15 @@
 import pino from 'pino';
 
 export type Logger = pino.Logger;
-export type Component = 'gateway' | 'cache' | 'operator' | 'scheduler' | 'webhook' | 'aggregated-api' | 'graphql' | 'leader';
+export type Component =
+  | 'gateway'
+  | 'cache'
+  | 'operator'
+  | 'scheduler'
+  | 'webhook'
+  | 'aggregated-api'
+  | 'graphql'
+  | 'leader';
 
 /** One root logger for the process; each component logs through a child carrying `component`. */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {

@@ -2,9 +2,9 @@
  * nodeload gateway entry point: `tsx src/main.ts --kubeconfig ~/.kube/config` (flags or NODELOAD_* env).
  */
 import { startGateway } from './app.js';
+import { allComponents } from './components.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './log.js';
-import { allComponents } from './components.js';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;

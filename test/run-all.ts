@@ -8,7 +8,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 22) {
-  console.error(`nodeload's tests need Node.js >= 22 (running ${process.version}); run them with 'npm test'.`);
+  console.error(
+    `nodeload's tests need Node.js >= 22 (running ${process.version}); run them with 'npm test'.`,
+  );
   process.exit(1);
 }
 
@@ -36,9 +38,13 @@ mkdirSync('.run', { recursive: true });
 const report = '.run/vitest-report.json';
 rmSync(report, { force: true });
 console.log('\n=== tests: vitest run (unit, integration, browser)');
-const vitest = spawnSync('npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], {
-  stdio: 'inherit',
-});
+const vitest = spawnSync(
+  'npx',
+  ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`],
+  {
+    stdio: 'inherit',
+  },
+);
 if (existsSync(report)) {
   const r = JSON.parse(readFileSync(report, 'utf8')) as {
     numPassedTests: number;

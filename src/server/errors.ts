@@ -21,14 +21,22 @@ export const notFound: RequestHandler = (req, res) => {
  */
 export function errorHandler(log: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    const status = typeof err?.status === 'number' ? err.status : typeof err?.statusCode === 'number' ? err.statusCode : 500;
+    const status =
+      typeof err?.status === 'number'
+        ? err.status
+        : typeof err?.statusCode === 'number'
+          ? err.statusCode
+          : 500;
     if (status >= 500) {
       log.error({ err, method: req.method, path: req.path }, 'request failed');
       if (!res.headersSent) res.status(500).json({ error: 'InternalError', message: 'internal error' });
       return;
     }
     log.debug({ status, method: req.method, path: req.path, msg: err?.message }, 'bad request');
-    const message = err?.type === 'entity.too.large' ? `request body larger than ${err.limit} bytes` : String(err?.message ?? 'bad request');
+    const message =
+      err?.type === 'entity.too.large'
+        ? `request body larger than ${err.limit} bytes`
+        : String(err?.message ?? 'bad request');
     if (!res.headersSent) res.status(status).json({ error: err?.type ?? 'BadRequest', message });
   };
 }

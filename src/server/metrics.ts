@@ -1,4 +1,4 @@
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 
 /** One registry per gateway instance (never prom-client's global one: tests start several gateways). */
 export function createMetricsRegistry(version: string): Registry {

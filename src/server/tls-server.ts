@@ -3,10 +3,10 @@
  * certificate is re-read when its files change, so rotation needs no restart; connections already
  * open keep their context, new handshakes get the new one.
  */
-import { watch, type FSWatcher } from 'node:fs';
+import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import https from 'node:https';
 import type { RequestListener } from 'node:http';
+import https from 'node:https';
 import type { Logger } from '../log.js';
 
 export interface TlsServer {

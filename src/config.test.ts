@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+describe('loadConfig', () => {
+  it('applies defaults', () => {
+    const c = loadConfig([], {});
+    expect(c).toMatchObject({
+      httpPort: 8080,
+      httpsPort: 8443,
+      schedulerName: 'nodeload-scheduler',
+      leaderElect: true,
+    });
+  });
+
+  it.each([
+    { argv: ['--http-port', '9000'], env: {}, key: 'httpPort', want: 9000 },
+    { argv: [], env: { NODELOAD_HTTP_PORT: '9001' }, key: 'httpPort', want: 9001 },
+    { argv: ['--http-port', '9002'], env: { NODELOAD_HTTP_PORT: '9001' }, key: 'httpPort', want: 9002 },
+    { argv: ['--leader-elect', 'false'], env: {}, key: 'leaderElect', want: false },
+    { argv: [], env: { KUBECONFIG: '/k' }, key: 'kubeconfig', want: '/k' },
+    {
+      argv: ['--stale-metrics-policy', 'fail-closed'],
+      env: {},
+      key: 'staleMetricsPolicy',
+      want: 'fail-closed',
+    },
+  ])('$argv $env → $key=$want', ({ argv, env, key, want }) => {
+    expect(loadConfig(argv, env)[key as keyof ReturnType<typeof loadConfig>]).toBe(want);
+  });
+
+  it.each([
+    { argv: ['--http-port', 'abc'], msg: '--http-port (NODELOAD_HTTP_PORT)' },
+    { argv: ['--http-port', '70000'], msg: '--http-port' },
+    { argv: ['--tls-cert-file', '/c'], msg: '--tls-cert-file and --tls-key-file go together' },
+    { argv: ['--log-level', 'loud'], msg: '--log-level' },
+    { argv: ['--bogus', 'x'], msg: "Unknown option '--bogus'" },
+  ])('rejects $argv with a message naming the flag', ({ argv, msg }) => {
+    expect(() => loadConfig(argv, {})).toThrow(ConfigError);
+    expect(() => loadConfig(argv, {})).toThrow(msg);
+  });
+});
