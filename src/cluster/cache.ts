@@ -1,0 +1,434 @@
+/**
+ * The one shared cluster cache: one informer per kind for the whole process (as client-go's shared
+ * informers), converted at the boundary into the core's plain data, indexed for the hot paths, and
+ * published as changes on one event bus. Everything else reads these maps; nothing else lists or
+ * watches these kinds.
+ *
+ * metrics.k8s.io has no watch: while discovery says it is served, node metrics are polled.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { EventBus } from '../events/bus.js';
+import { ruleKey, toRule } from '../rules/rule.js';
+import type { NodeLoadRule } from '../rules/types.js';
+import { toNodeInfo, toNodeMetricsInfo, toPodInfo } from './convert.js';
+import {
+  type InformerHandlers,
+  type InformerStats,
+  type KubeObject,
+  type ListFn,
+  objectKey,
+  ResilientInformer,
+  type WatchFn,
+  watchFnFor,
+} from './informer.js';
+import { ApiListers, metricsVersion, RESOURCE_PATHS, type ResourceName } from './listers.js';
+import { type NodeInfo, type NodeMetricsInfo, type PodInfo, podKey } from './model.js';
+
+export type ChangeType = 'add' | 'update' | 'delete';
+
+/** `old` is absent on add, `new` on delete. */
+export interface Change<T> {
+  type: ChangeType;
+  old?: T;
+  new?: T;
+}
+
+export interface RuleEntry {
+  rule: NodeLoadRule;
+  /** The object as the API server sent it (the operator reads and patches `.status`). */
+  raw: KubeObject;
+}
+
+export type ClusterTopics = {
+  node: Change<NodeInfo>;
+  pod: Change<PodInfo>;
+  rule: Change<RuleEntry>;
+  metrics: Change<NodeMetricsInfo>;
+  /** metrics.k8s.io became served or stopped being served (LoadOptions.metricsServed changes). */
+  metricsServed: { served: boolean };
+  /** Every initial sync is done (emitted once). */
+  synced: undefined;
+};
+
+export type { ResourceName } from './listers.js';
+
+export interface InformerSpec {
+  name: ResourceName;
+  path: string;
+  list: ListFn;
+  /** Poll mode when set (metrics). */
+  pollIntervalMs?: number;
+  versionOf?: (obj: KubeObject) => string;
+}
+
+/** What the cache needs of an informer; the default is a ResilientInformer. */
+export interface InformerLike {
+  start(): void;
+  stop(): void;
+  readonly synced: Promise<void>;
+  hasSynced(): boolean;
+  readonly stats: InformerStats;
+}
+
+export type InformerFactory = (spec: InformerSpec, handlers: InformerHandlers<KubeObject>) => InformerLike;
+
+export interface ClusterCacheOptions {
+  kubeConfig: KubeConfig;
+  log: Logger;
+  now?: () => number;
+  metricsPollSeconds?: number;
+  discoveryIntervalSeconds?: number;
+  /** Replaces the informers (unit tests drive the handlers directly). */
+  informerFactory?: InformerFactory;
+  /** Replaces client-node's Watch for the default informers (integration tests cut connections). */
+  watch?: WatchFn;
+  /** Whether metrics.k8s.io/v1beta1 serves nodes; default asks API discovery. */
+  discoverMetrics?: () => Promise<boolean>;
+}
+
+const EMPTY: ReadonlyMap<string, PodInfo> = new Map();
+
+function timeout<T>(ms: number, value: T): Promise<T> {
+  return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
+}
+
+export class ClusterCache {
+  readonly bus: EventBus<ClusterTopics>;
+  readonly now: () => number;
+
+  private readonly nodeMap = new Map<string, NodeInfo>();
+  private readonly podMap = new Map<string, PodInfo>();
+  private readonly podsByNode = new Map<string, Map<string, PodInfo>>();
+  private readonly unscheduled = new Map<string, PodInfo>();
+  private readonly ruleMap = new Map<string, RuleEntry>();
+  private readonly metricsMap = new Map<string, NodeMetricsInfo>();
+
+  private readonly log: Logger;
+  private readonly factory: InformerFactory;
+  private readonly discover: () => Promise<boolean>;
+  private readonly metricsPollMs: number;
+  private readonly discoveryIntervalMs: number;
+  private readonly informers = new Map<ResourceName, InformerLike>();
+  private metricsInformer: InformerLike | undefined;
+  private served = false;
+  private discoveryTimer: NodeJS.Timeout | undefined;
+  private readonly readyPromise: Promise<void>;
+  private resolveReady!: () => void;
+  private readyFlag = false;
+  private state: 'new' | 'running' | 'stopped' = 'new';
+  private discoveryInFlight: Promise<void> | undefined;
+  private readonly listers: ApiListers;
+
+  constructor(private readonly opts: ClusterCacheOptions) {
+    this.log = opts.log;
+    this.now = opts.now ?? Date.now;
+    this.bus = new EventBus<ClusterTopics>({
+      onListenerError: (err, topic) => this.log.error({ err, topic }, 'cluster event listener failed'),
+    });
+    this.metricsPollMs = (opts.metricsPollSeconds ?? 15) * 1000;
+    this.discoveryIntervalMs = (opts.discoveryIntervalSeconds ?? 60) * 1000;
+    this.listers = new ApiListers(opts.kubeConfig);
+    this.factory = opts.informerFactory ?? this.defaultFactory();
+    this.discover = opts.discoverMetrics ?? (() => this.listers.metricsServed());
+    this.readyPromise = new Promise((resolve) => {
+      this.resolveReady = resolve;
+    });
+  }
+
+  get nodes(): ReadonlyMap<string, NodeInfo> {
+    return this.nodeMap;
+  }
+
+  get pods(): ReadonlyMap<string, PodInfo> {
+    return this.podMap;
+  }
+
+  get rules(): ReadonlyMap<string, RuleEntry> {
+    return this.ruleMap;
+  }
+
+  get metrics(): ReadonlyMap<string, NodeMetricsInfo> {
+    return this.metricsMap;
+  }
+
+  /**
+   * Whether metrics.k8s.io is registered to serve node metrics (per the last discovery check), even if
+   * its backend is currently failing; flips to true only after the first poll has had its chance.
+   */
+  get metricsServed(): boolean {
+    return this.served;
+  }
+
+  /** Every pod bound to the node, terminal and deleting ones included (the load model filters). */
+  podsOnNode(node: string): ReadonlyMap<string, PodInfo> {
+    return this.podsByNode.get(node) ?? EMPTY;
+  }
+
+  /** Pods not bound to a node that still want one (not terminal, not being deleted). */
+  unscheduledPods(): Iterable<PodInfo> {
+    return this.unscheduled.values();
+  }
+
+  informerStats(): Partial<Record<ResourceName, InformerStats>> {
+    const out: Partial<Record<ResourceName, InformerStats>> = {};
+    for (const [name, informer] of this.informers) out[name] = informer.stats;
+    if (this.metricsInformer) out.nodemetrics = this.metricsInformer.stats;
+    return out;
+  }
+
+  start(): void {
+    if (this.state !== 'new') return;
+    this.state = 'running';
+    const specs: [InformerSpec, InformerHandlers<KubeObject>][] = [
+      [
+        this.spec('nodes'),
+        this.handlers(
+          (o) => this.upsertNode(o),
+          (o) => this.deleteNode(o),
+        ),
+      ],
+      [
+        this.spec('pods'),
+        this.handlers(
+          (o) => this.upsertPod(o),
+          (o) => this.deletePod(o),
+        ),
+      ],
+      [
+        this.spec('nodeloadrules'),
+        this.handlers(
+          (o) => this.upsertRule(o),
+          (o) => this.deleteRule(o),
+        ),
+      ],
+    ];
+    for (const [spec, handlers] of specs) {
+      const informer = this.factory(spec, handlers);
+      this.informers.set(spec.name, informer);
+      informer.start();
+    }
+    const firstMetricsRound = this.checkMetricsServed();
+    this.discoveryTimer = setInterval(() => void this.checkMetricsServed(), this.discoveryIntervalMs);
+    this.discoveryTimer.unref();
+    void Promise.all([...[...this.informers.values()].map((i) => i.synced), firstMetricsRound]).then(() => {
+      if (this.state !== 'running') return;
+      this.readyFlag = true;
+      this.log.info(
+        {
+          nodes: this.nodeMap.size,
+          pods: this.podMap.size,
+          rules: this.ruleMap.size,
+          metricsServed: this.served,
+        },
+        'cluster cache synced',
+      );
+      this.resolveReady();
+      this.bus.emit('synced');
+    });
+  }
+
+  stop(): void {
+    if (this.state === 'stopped') return;
+    this.state = 'stopped';
+    clearInterval(this.discoveryTimer);
+    for (const informer of this.informers.values()) informer.stop();
+    this.metricsInformer?.stop();
+    this.metricsInformer = undefined;
+  }
+
+  /**
+   * Resolves once nodes, pods and rules have listed and the first metrics round is over (discovery,
+   * plus the first poll when served — bounded by one poll interval so a failing metrics API cannot
+   * hold readiness hostage). Never resolves if the cache is not started.
+   */
+  ready(): Promise<void> {
+    return this.readyPromise;
+  }
+
+  isReady(): boolean {
+    return this.readyFlag;
+  }
+
+  // ---- handlers: raw JSON in, plain data out, one change event per real change ----
+
+  private upsertNode(raw: KubeObject): void {
+    const next = toNodeInfo(raw);
+    const old = this.nodeMap.get(next.name);
+    if (old && old.resourceVersion === next.resourceVersion) return;
+    this.nodeMap.set(next.name, next);
+    this.bus.emit('node', old ? { type: 'update', old, new: next } : { type: 'add', new: next });
+  }
+
+  private deleteNode(raw: KubeObject): void {
+    const name = raw.metadata?.name ?? '';
+    const old = this.nodeMap.get(name);
+    if (!old) return;
+    this.nodeMap.delete(name);
+    this.bus.emit('node', { type: 'delete', old });
+  }
+
+  private upsertPod(raw: KubeObject): void {
+    const next = toPodInfo(raw);
+    const key = podKey(next);
+    const old = this.podMap.get(key);
+    if (old && old.resourceVersion === next.resourceVersion) return;
+    if (old) this.unindexPod(key, old);
+    this.podMap.set(key, next);
+    this.indexPod(key, next);
+    this.bus.emit('pod', old ? { type: 'update', old, new: next } : { type: 'add', new: next });
+  }
+
+  private deletePod(raw: KubeObject): void {
+    const key = objectKey(raw);
+    const old = this.podMap.get(key);
+    if (!old) return;
+    this.podMap.delete(key);
+    this.unindexPod(key, old);
+    this.bus.emit('pod', { type: 'delete', old });
+  }
+
+  private indexPod(key: string, pod: PodInfo): void {
+    if (pod.nodeName) {
+      let onNode = this.podsByNode.get(pod.nodeName);
+      if (!onNode) {
+        onNode = new Map();
+        this.podsByNode.set(pod.nodeName, onNode);
+      }
+      onNode.set(key, pod);
+    } else if (!pod.terminal && !pod.deleting) {
+      this.unscheduled.set(key, pod);
+    }
+  }
+
+  private unindexPod(key: string, pod: PodInfo): void {
+    if (pod.nodeName) {
+      const onNode = this.podsByNode.get(pod.nodeName);
+      onNode?.delete(key);
+      if (onNode?.size === 0) this.podsByNode.delete(pod.nodeName);
+    } else {
+      this.unscheduled.delete(key);
+    }
+  }
+
+  private upsertRule(raw: KubeObject): void {
+    const rule = toRule(raw);
+    const key = ruleKey(rule);
+    const old = this.ruleMap.get(key);
+    if (old && old.rule.resourceVersion === rule.resourceVersion) return;
+    const next: RuleEntry = { rule, raw };
+    this.ruleMap.set(key, next);
+    this.bus.emit('rule', old ? { type: 'update', old, new: next } : { type: 'add', new: next });
+  }
+
+  private deleteRule(raw: KubeObject): void {
+    const key = objectKey(raw);
+    const old = this.ruleMap.get(key);
+    if (!old) return;
+    this.ruleMap.delete(key);
+    this.bus.emit('rule', { type: 'delete', old });
+  }
+
+  private upsertMetrics(raw: KubeObject): void {
+    const next = toNodeMetricsInfo(raw);
+    const old = this.metricsMap.get(next.name);
+    if (old && old.timestamp === next.timestamp && sameUsage(old, next)) return;
+    this.metricsMap.set(next.name, next);
+    this.bus.emit('metrics', old ? { type: 'update', old, new: next } : { type: 'add', new: next });
+  }
+
+  private deleteMetrics(name: string): void {
+    const old = this.metricsMap.get(name);
+    if (!old) return;
+    this.metricsMap.delete(name);
+    this.bus.emit('metrics', { type: 'delete', old });
+  }
+
+  // ---- metrics.k8s.io: discovery-gated polling ----
+
+  /** Asks discovery now (it is also asked every discoveryIntervalSeconds) and starts/stops polling. */
+  checkMetricsServed(): Promise<void> {
+    this.discoveryInFlight ??= this.discoverAndApply().finally(() => {
+      this.discoveryInFlight = undefined;
+    });
+    return this.discoveryInFlight;
+  }
+
+  private async discoverAndApply(): Promise<void> {
+    let served: boolean;
+    try {
+      served = await this.discover();
+    } catch (err) {
+      this.log.warn({ err }, 'metrics.k8s.io discovery failed; keeping the previous answer');
+      return;
+    }
+    if (this.state !== 'running') return;
+    if (served && !this.metricsInformer) {
+      this.log.info(
+        { pollSeconds: this.metricsPollMs / 1000 },
+        'metrics.k8s.io is served; polling node metrics',
+      );
+      const informer = this.factory(
+        {
+          ...this.spec('nodemetrics'),
+          pollIntervalMs: this.metricsPollMs,
+          versionOf: metricsVersion,
+        },
+        this.handlers(
+          (o) => this.upsertMetrics(o),
+          (o) => this.deleteMetrics(o.metadata?.name ?? ''),
+        ),
+      );
+      this.metricsInformer = informer;
+      informer.start();
+      await Promise.race([informer.synced, timeout(this.metricsPollMs, undefined)]);
+      if (this.state !== 'running' || this.metricsInformer !== informer) return;
+    } else if (!served && this.metricsInformer) {
+      this.log.warn('metrics.k8s.io is no longer served; load falls back to requests');
+      this.metricsInformer.stop();
+      this.metricsInformer = undefined;
+      for (const name of [...this.metricsMap.keys()]) this.deleteMetrics(name);
+    }
+    if (served !== this.served) {
+      this.served = served;
+      this.bus.emit('metricsServed', { served });
+    }
+  }
+
+  // ---- wiring ----
+
+  private handlers(
+    upsert: (o: KubeObject) => void,
+    remove: (o: KubeObject) => void,
+  ): InformerHandlers<KubeObject> {
+    // The stores decide add vs update themselves, so a relist after a gap cannot confuse them.
+    return { add: upsert, update: upsert, delete: remove };
+  }
+
+  private spec(name: ResourceName): InformerSpec {
+    const path = RESOURCE_PATHS[name];
+    return { name, path, list: this.listers.list(name) };
+  }
+
+  private defaultFactory(): InformerFactory {
+    const watch = this.opts.watch ?? watchFnFor(this.opts.kubeConfig);
+    return (spec, handlers) =>
+      new ResilientInformer<KubeObject>(
+        {
+          ...spec,
+          ...(spec.pollIntervalMs ? {} : { watch }),
+          log: this.opts.log.child({ resource: spec.name }),
+          now: this.now,
+        },
+        handlers,
+      );
+  }
+}
+
+function sameUsage(a: NodeMetricsInfo, b: NodeMetricsInfo): boolean {
+  return (
+    a.windowSeconds === b.windowSeconds &&
+    a.usage.cpuMilli === b.usage.cpuMilli &&
+    a.usage.memoryBytes === b.usage.memoryBytes
+  );
+}

@@ -1,0 +1,119 @@
+/**
+ * How the cache's kinds are listed from the API server (typed clients, paginated), and whether
+ * metrics.k8s.io is served. The informers watch the same paths; these supply their lists.
+ */
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../rules/types.js';
+import { httpStatusOf, type KubeObject, type ListFn, type ListResult } from './informer.js';
+
+export type ResourceName = 'nodes' | 'pods' | 'nodeloadrules' | 'nodemetrics';
+
+export const RESOURCE_PATHS: Readonly<Record<ResourceName, string>> = {
+  nodes: '/api/v1/nodes',
+  pods: '/api/v1/pods',
+  nodeloadrules: `/apis/${RULE_GROUP}/${RULE_VERSION}/${RULE_PLURAL}`,
+  nodemetrics: '/apis/metrics.k8s.io/v1beta1/nodes',
+};
+
+const METRICS_GROUP = 'metrics.k8s.io';
+const METRICS_VERSION = 'v1beta1';
+const PAGE_SIZE = 500;
+
+interface Page {
+  metadata?: { resourceVersion?: string; _continue?: string; continue?: string };
+  items?: unknown[];
+}
+
+/** Follows `continue` tokens; a token that expires mid-way fails the list and the informer retries it. */
+export async function listAllPages(
+  fetchPage: (cont: string | undefined) => Promise<Page>,
+): Promise<ListResult> {
+  const items: unknown[] = [];
+  let cont: string | undefined;
+  let resourceVersion: string | undefined;
+  do {
+    const page = await fetchPage(cont);
+    for (const item of page.items ?? []) items.push(item);
+    resourceVersion = page.metadata?.resourceVersion;
+    // Typed lists carry `_continue` (client-node renames it), raw JSON lists `continue`.
+    cont = page.metadata?._continue || page.metadata?.continue || undefined;
+  } while (cont);
+  return { metadata: { resourceVersion }, items };
+}
+
+/** A NodeMetrics sample changes when its time, window or usage does; it carries no resourceVersion. */
+export function metricsVersion(obj: KubeObject): string {
+  return JSON.stringify([obj.timestamp, obj.window, obj.usage]);
+}
+
+/**
+ * API clients are made on first use: makeApiClient throws without a current cluster, and unit tests
+ * (which replace the informers) have none.
+ */
+export class ApiListers {
+  private core: CoreV1Api | undefined;
+  private custom: CustomObjectsApi | undefined;
+
+  constructor(private readonly kubeConfig: KubeConfig) {}
+
+  list(name: ResourceName): ListFn {
+    switch (name) {
+      case 'nodes':
+        return () => listAllPages((cont) => this.coreApi().listNode({ limit: PAGE_SIZE, _continue: cont }));
+      case 'pods':
+        return () =>
+          listAllPages((cont) =>
+            this.coreApi().listPodForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
+          );
+      case 'nodeloadrules':
+        return () =>
+          listAllPages((cont) =>
+            this.customApi().listClusterCustomObject({
+              group: RULE_GROUP,
+              version: RULE_VERSION,
+              plural: RULE_PLURAL,
+              limit: PAGE_SIZE,
+              _continue: cont,
+            }),
+          );
+      case 'nodemetrics':
+        // metrics-server does not paginate.
+        return async () => {
+          const list = (await this.customApi().listClusterCustomObject({
+            group: METRICS_GROUP,
+            version: METRICS_VERSION,
+            plural: 'nodes',
+          })) as Page;
+          return { metadata: { resourceVersion: list.metadata?.resourceVersion }, items: list.items ?? [] };
+        };
+    }
+  }
+
+  /**
+   * Whether metrics.k8s.io/v1beta1 serves nodes. 404: nobody serves the group. 503: the APIService is
+   * registered but its backend is down — that still counts as served, so samples go stale and the
+   * stale-metrics policy decides (a metrics-server outage must not silently turn fail-closed into
+   * requests-based scheduling). Other errors throw (the caller keeps its previous answer).
+   */
+  async metricsServed(): Promise<boolean> {
+    try {
+      const list = await this.customApi().getAPIResources({ group: METRICS_GROUP, version: METRICS_VERSION });
+      return (list.resources ?? []).some((r) => r.name === 'nodes');
+    } catch (err) {
+      const status = httpStatusOf(err);
+      if (status === 404) return false;
+      if (status === 503) return true;
+      throw err;
+    }
+  }
+
+  private coreApi(): CoreV1Api {
+    this.core ??= this.kubeConfig.makeApiClient(CoreV1Api);
+    return this.core;
+  }
+
+  private customApi(): CustomObjectsApi {
+    this.custom ??= this.kubeConfig.makeApiClient(CustomObjectsApi);
+    return this.custom;
+  }
+}
