@@ -10,9 +10,11 @@ import express, { type Router } from 'express';
 import type { Registry } from 'prom-client';
 import { ClusterCache } from './cluster/cache.js';
 import type { GatewayConfig } from './config.js';
+import { defaultIdentity, LeaderElector } from './leader/lease.js';
 import { LoadTracker } from './load/tracker.js';
 import type { LoadOptions } from './load/types.js';
 import { componentLogger, createLogger, type Logger } from './log.js';
+import { ensureCrd } from './rules/install.js';
 import { createMetricsRegistry } from './server/metrics.js';
 import { createTlsServer, type TlsServer } from './server/tls-server.js';
 import { createUserApp, finishApp } from './server/user-app.js';
@@ -27,6 +29,8 @@ export interface GatewayContext {
   registry: Registry;
   cache: ClusterCache;
   loads: LoadTracker;
+  /** One election per process: the operator writes and the scheduler binds only while it leads. */
+  leader: LeaderElector;
 }
 
 /** A capability plugged into the gateway: routes on either port, and a lifecycle. */
@@ -34,6 +38,8 @@ export interface GatewayComponent {
   name: string;
   userRoutes?: Router;
   kubeRoutes?: Router;
+  /** Called with the user-facing HTTP server before it listens (WebSocket upgrades). */
+  attach?(server: http.Server): void;
   start?(): Promise<void> | void;
   stop?(): Promise<void> | void;
 }
@@ -93,7 +99,17 @@ export async function startGateway(
     metricsPollSeconds: config.metricsPollSeconds,
   });
   const loads = new LoadTracker({ cache, options: () => loadOptionsFrom(config, cache.metricsServed) });
-  const ctx: GatewayContext = { config, log, kubeConfig, registry, cache, loads };
+  const leader = new LeaderElector({
+    kubeConfig,
+    namespace: config.namespace,
+    name: config.leaseName,
+    identity: config.identity ?? defaultIdentity(),
+    leaseDurationSeconds: config.leaseDurationSeconds,
+    enabled: config.leaderElect,
+    log: componentLogger(log, 'leader'),
+    registry,
+  });
+  const ctx: GatewayContext = { config, log, kubeConfig, registry, cache, loads, leader };
 
   const components: GatewayComponent[] = [];
   for (const f of factories) components.push(await f(ctx));
@@ -111,6 +127,7 @@ export async function startGateway(
     components.flatMap((c) => (c.userRoutes ? [c.userRoutes] : [])),
   );
   const userServer = http.createServer(userApp);
+  for (const c of components) c.attach?.(userServer);
 
   let tls: TlsServer | undefined;
   if (config.tlsCertFile && config.tlsKeyFile) {
@@ -132,6 +149,7 @@ export async function startGateway(
     });
   }
 
+  if (config.installCrd) await ensureCrd(kubeConfig, gwLog);
   cache.start();
   loads.start();
   const httpPort = await listen(userServer, config.httpPort, config.bindAddress);
@@ -139,12 +157,15 @@ export async function startGateway(
     ? await listen(tls.server as unknown as http.Server, config.httpsPort, config.bindAddress)
     : undefined;
   for (const c of components) await c.start?.();
+  await leader.start();
   gwLog.info({ httpPort, httpsPort, components: components.map((c) => c.name) }, 'gateway started');
 
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {
       gwLog.info('gateway stopping');
+      // Release the lease first so a successor can take over while we drain.
+      await leader.stop().catch((err) => gwLog.warn({ err }, 'leader release failed'));
       for (const c of [...components].reverse()) {
         try {
           await c.stop?.();
