@@ -24,7 +24,7 @@ export const ConfigSchema = z
     schedulerName: z.string().min(1).default('nodeload-scheduler'),
     /** The gateway's own namespace: leases live here and the webhooks never touch it. */
     namespace: z.string().min(1).default('nodeload-system'),
-    identity: z.string().min(1).optional().describe('Leader-election identity; hostname_pid when unset'),
+    identity: z.string().min(1).optional().describe('Leader-election identity; hostname_<random> when unset'),
     leaderElect: bool.default(true),
     leaseName: z.string().min(1).default('nodeload-gateway'),
     leaseDurationSeconds: z.coerce.number().int().min(2).default(15),

@@ -1,0 +1,67 @@
+/**
+ * The operator as a gateway component, with the original design's GET /operator/suggestions (the
+ * list of {node, rule} for every node satisfying every rule, now with the figures behind it) and
+ * GET /operator/rebalance-hints.
+ */
+import { Router } from 'express';
+import type { GatewayComponent, GatewayContext } from '../app.js';
+import type { LeaderElector } from '../leader/lease.js';
+import { componentLogger } from '../log.js';
+import { KubeRuleWriter, type RuleWriter } from './kube.js';
+import { Operator } from './operator.js';
+
+export interface OperatorDeps {
+  /** Defaults to the gateway's one elector, ctx.leader. */
+  leader?: LeaderElector;
+  /** Replaces the API writer (tests). */
+  writer?: RuleWriter;
+}
+
+function stringParam(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+export function operatorRoutes(operator: Operator): Router {
+  const router = Router();
+  // ?namespace= and ?rule= narrow the list; without them it is the original's full list.
+  router.get('/operator/suggestions', (req, res) => {
+    const namespace = stringParam(req.query['namespace']);
+    const rule = stringParam(req.query['rule']);
+    res.json(
+      operator
+        .suggestions()
+        .filter(
+          (s) =>
+            (namespace === undefined || s.namespace === namespace) && (rule === undefined || s.rule === rule),
+        ),
+    );
+  });
+  router.get('/operator/rebalance-hints', (req, res) => {
+    const namespace = stringParam(req.query['namespace']);
+    res.json(operator.rebalanceHints().filter((h) => namespace === undefined || h.namespace === namespace));
+  });
+  return router;
+}
+
+export function operatorComponent(
+  ctx: GatewayContext,
+  deps: OperatorDeps = {},
+): GatewayComponent & { operator: Operator } {
+  const leader = deps.leader ?? ctx.leader;
+  const operator = new Operator({
+    cache: ctx.cache,
+    loads: ctx.loads,
+    leader,
+    writer: deps.writer ?? new KubeRuleWriter(ctx.kubeConfig),
+    identity: leader.identity,
+    log: componentLogger(ctx.log, 'operator'),
+    registry: ctx.registry,
+  });
+  return {
+    name: 'operator',
+    operator,
+    userRoutes: operatorRoutes(operator),
+    start: () => operator.start(),
+    stop: () => operator.stop(),
+  };
+}

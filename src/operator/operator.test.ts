@@ -1,0 +1,335 @@
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ClusterTopics, RuleEntry } from '../cluster/cache.js';
+import { toNodeInfo, toPodInfo } from '../cluster/convert.js';
+import { type NodeInfo, type PodInfo, podKey } from '../cluster/model.js';
+import { EventBus } from '../events/bus.js';
+import type { LoadTopics } from '../load/tracker.js';
+import type { NodeLoad } from '../load/types.js';
+import type { NodeLoadRule, RuleStatus } from '../rules/types.js';
+import type { EventObject, RuleWriter } from './kube.js';
+import { Operator, type OperatorCache, type OperatorLoads } from './operator.js';
+
+const T0 = Date.parse('2026-11-29T12:00:00Z');
+
+function load(name: string, cpuPercent: number, memoryPercent = 10): NodeLoad {
+  const zero = { cpuMilli: 0, memoryBytes: 0 };
+  return {
+    node: name,
+    allocatable: { cpuMilli: 4000, memoryBytes: 8 * 2 ** 30, pods: 110 },
+    requested: zero,
+    podCount: 0,
+    estimated: zero,
+    estimatedPods: 0,
+    effective: zero,
+    cpuPercent,
+    memoryPercent,
+    source: 'requests',
+    timestamp: '',
+    metricsStale: false,
+    unavailable: false,
+  };
+}
+
+function makeRule(name: string, spec: Partial<NodeLoadRule['spec']> = {}, rv = '1'): NodeLoadRule {
+  return {
+    namespace: 'shop',
+    name,
+    uid: `uid-${name}`,
+    generation: 1,
+    resourceVersion: rv,
+    creationTimestamp: '2026-11-29T00:00:00Z',
+    spec: { maxCPU: 80, maxMemory: 80, allowedNodes: [], ...spec },
+  };
+}
+
+class FakeCluster implements OperatorCache {
+  readonly bus = new EventBus<ClusterTopics>();
+  readonly loadBus = new EventBus<LoadTopics>();
+  readonly nodes = new Map<string, NodeInfo>();
+  readonly rules = new Map<string, RuleEntry>();
+  readonly loads = new Map<string, NodeLoad>();
+  readonly pods = new Map<string, Map<string, PodInfo>>();
+  private rv = 100;
+
+  constructor(nodeLoads: Record<string, number>) {
+    for (const [name, cpu] of Object.entries(nodeLoads)) {
+      this.nodes.set(
+        name,
+        toNodeInfo({ metadata: { name }, status: { allocatable: { cpu: '4', memory: '8Gi' } } }),
+      );
+      this.loads.set(name, load(name, cpu));
+    }
+  }
+
+  // The load tracker has a bus of its own.
+  get loadsView(): OperatorLoads {
+    return { bus: this.loadBus, all: () => this.loads };
+  }
+
+  podsOnNode(node: string): ReadonlyMap<string, PodInfo> {
+    return this.pods.get(node) ?? new Map();
+  }
+
+  ready(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  addRule(rule: NodeLoadRule): void {
+    const entry = { rule, raw: {} };
+    this.rules.set(`${rule.namespace}/${rule.name}`, entry);
+    this.bus.emit('rule', { type: 'add', new: entry });
+  }
+
+  /** What the informer does after a status write: a new resourceVersion carrying the status. */
+  echoStatus(key: string, status: RuleStatus, resourceVersion: string): void {
+    const old = this.rules.get(key);
+    if (!old) return;
+    const entry = { rule: { ...old.rule, status, resourceVersion }, raw: {} };
+    this.rules.set(key, entry);
+    this.bus.emit('rule', { type: 'update', old, new: entry });
+  }
+
+  deleteRule(key: string): void {
+    const old = this.rules.get(key);
+    this.rules.delete(key);
+    if (old) this.bus.emit('rule', { type: 'delete', old });
+  }
+
+  setLoad(name: string, cpu: number): void {
+    const previous = this.loads.get(name);
+    const next = load(name, cpu);
+    this.loads.set(name, next);
+    this.loadBus.emit('load', { node: name, load: next, previous });
+  }
+
+  nextRv(): string {
+    return String(++this.rv);
+  }
+}
+
+class FakeLeader {
+  private readonly bus = new EventBus<{ 'started-leading': undefined; 'stopped-leading': undefined }>();
+  constructor(private leading: boolean) {}
+  isLeader(): boolean {
+    return this.leading;
+  }
+  on(event: 'started-leading' | 'stopped-leading', fn: () => void): () => void {
+    return this.bus.on(event, fn);
+  }
+  set(leading: boolean): void {
+    this.leading = leading;
+    this.bus.emit(leading ? 'started-leading' : 'stopped-leading');
+  }
+}
+
+class FakeWriter implements RuleWriter {
+  readonly patches: { key: string; status: RuleStatus }[] = [];
+  readonly events: EventObject[] = [];
+  failNext = 0;
+  constructor(private readonly cluster: FakeCluster) {}
+
+  async patchStatus(namespace: string, name: string, status: RuleStatus): Promise<string> {
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw Object.assign(new Error('etcd leader changed'), { code: 500 });
+    }
+    const key = `${namespace}/${name}`;
+    this.patches.push({ key, status });
+    const rv = this.cluster.nextRv();
+    // The watch echo arrives later, like the real informer's.
+    setTimeout(() => this.cluster.echoStatus(key, status, rv), 5);
+    return rv;
+  }
+
+  async createEvent(event: EventObject): Promise<void> {
+    this.events.push(event);
+  }
+}
+
+function setup(opts: { leading?: boolean; loads?: Record<string, number> } = {}) {
+  const cluster = new FakeCluster(opts.loads ?? { 'node-a': 40, 'node-b': 10, 'node-c': 70 });
+  const leader = new FakeLeader(opts.leading ?? true);
+  const writer = new FakeWriter(cluster);
+  const registry = new Registry();
+  const operator = new Operator({
+    cache: cluster,
+    loads: cluster.loadsView,
+    leader,
+    writer,
+    identity: 'test-instance',
+    log: pino({ level: 'silent' }),
+    registry,
+    now: () => Date.now(),
+  });
+  return { cluster, leader, writer, registry, operator };
+}
+
+/** Lets the debounce (250 ms, max 2 s), the write and the watch echo run. */
+const settle = () => vi.advanceTimersByTimeAsync(3000);
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('Operator as leader', () => {
+  it('writes every rule status once, then stays quiet when nothing changes', async () => {
+    const { cluster, writer, operator } = setup();
+    cluster.addRule(makeRule('web'));
+    cluster.addRule(makeRule('batch', { maxCPU: 30 }));
+    operator.start();
+    await settle();
+    expect(writer.patches.map((p) => p.key).sort()).toEqual(['shop/batch', 'shop/web']);
+    const web = writer.patches.find((p) => p.key === 'shop/web')?.status;
+    expect(web?.eligibleNodes).toEqual(['node-a', 'node-b', 'node-c']);
+    const batch = writer.patches.find((p) => p.key === 'shop/batch')?.status;
+    expect(batch?.eligibleNodes).toEqual(['node-b']);
+    expect(batch?.ineligibleNodes).toContainEqual({ node: 'node-c', reasons: ['cpu 70% > maxCPU 30%'] });
+    // The echoes of our own writes come back as rule updates: they must not cause another write; nor
+    // must a load change that moves no node across a limit or a whole point of headroom.
+    cluster.setLoad('node-b', 9.6);
+    await settle();
+    expect(writer.patches).toHaveLength(2);
+    expect(writer.events).toEqual([]);
+    await operator.stop();
+  });
+
+  it('a node going over the limit: status rewritten and one NodeIneligible Warning; back under: NodeEligible', async () => {
+    const { cluster, writer, operator } = setup();
+    cluster.addRule(makeRule('web'));
+    operator.start();
+    await settle();
+    cluster.setLoad('node-b', 95);
+    await settle();
+    expect(writer.patches).toHaveLength(2);
+    expect(writer.patches[1]?.status.eligibleNodes).toEqual(['node-a', 'node-c']);
+    expect(writer.events.map((e) => [e.type, e.reason, e.related.name, e.note])).toEqual([
+      [
+        'Warning',
+        'NodeIneligible',
+        'node-b',
+        'node node-b is no longer eligible for rule web: cpu 95% > maxCPU 80%',
+      ],
+    ]);
+    expect(writer.events[0]?.regarding).toMatchObject({
+      kind: 'NodeLoadRule',
+      namespace: 'shop',
+      name: 'web',
+    });
+    expect(writer.events[0]?.reportingInstance).toBe('test-instance');
+    cluster.setLoad('node-b', 20);
+    await settle();
+    expect(writer.events.map((e) => [e.reason, e.related.name])).toEqual([
+      ['NodeIneligible', 'node-b'],
+      ['NodeEligible', 'node-b'],
+    ]);
+    await operator.stop();
+  });
+
+  it('coalesces a burst of load changes into one pass', async () => {
+    // As a follower, so that no status echo causes a pass of its own.
+    const { cluster, operator } = setup({ leading: false });
+    cluster.addRule(makeRule('web'));
+    operator.start();
+    await settle();
+    const passes: string[][] = [];
+    operator.onChange((c) => passes.push(c.rules));
+    for (let i = 0; i < 20; i++) cluster.setLoad('node-a', 40 + i);
+    await settle();
+    expect(passes).toEqual([['shop/web']]);
+    await operator.stop();
+  });
+
+  it('retries a failed status write with backoff, and emits the Event only once it succeeded', async () => {
+    const { cluster, writer, operator } = setup();
+    cluster.addRule(makeRule('web'));
+    operator.start();
+    await settle();
+    writer.failNext = 2;
+    cluster.setLoad('node-b', 95);
+    await vi.advanceTimersByTimeAsync(300);
+    expect(writer.patches).toHaveLength(1);
+    expect(writer.events).toEqual([]);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(writer.patches).toHaveLength(2);
+    expect(writer.patches[1]?.status.eligibleNodes).toEqual(['node-a', 'node-c']);
+    expect(writer.events.map((e) => e.reason)).toEqual(['NodeIneligible']);
+    await operator.stop();
+  });
+
+  it('forgets a deleted rule: no evaluation, no suggestions, no gauge series', async () => {
+    const { cluster, operator, registry } = setup();
+    cluster.addRule(makeRule('web'));
+    operator.start();
+    await settle();
+    expect(operator.evaluation('shop', 'web')).toBeDefined();
+    expect(await registry.getSingleMetricAsString('nodeload_rule_eligible_nodes')).toContain('rule="web"} 3');
+    cluster.deleteRule('shop/web');
+    await settle();
+    expect(operator.evaluation('shop', 'web')).toBeUndefined();
+    expect(operator.suggestions()).toEqual([]);
+    expect(await registry.getSingleMetricAsString('nodeload_rule_eligible_nodes')).not.toContain(
+      'rule="web"',
+    );
+    await operator.stop();
+  });
+});
+
+describe('Operator as follower', () => {
+  it('evaluates for the views but writes nothing until it leads, then reconciles everything', async () => {
+    const { cluster, leader, writer, operator } = setup({ leading: false });
+    cluster.addRule(makeRule('web', { allowedNodes: ['node-a', 'node-c'] }));
+    operator.start();
+    await settle();
+    expect(writer.patches).toEqual([]);
+    expect(operator.evaluation('shop', 'web')?.eligible.map((v) => v.node)).toEqual(['node-a', 'node-c']);
+    expect(operator.suggestions()).toEqual([
+      { node: 'node-a', rule: 'web', namespace: 'shop', headroom: 40, cpuPercent: 40, memoryPercent: 10 },
+      { node: 'node-c', rule: 'web', namespace: 'shop', headroom: 10, cpuPercent: 70, memoryPercent: 10 },
+    ]);
+    leader.set(true);
+    await settle();
+    expect(writer.patches.map((p) => p.key)).toEqual(['shop/web']);
+    expect(writer.patches[0]?.status.ineligibleNodes).toEqual([
+      { node: 'node-b', reasons: ['not in allowedNodes'] },
+    ]);
+    leader.set(false);
+    cluster.setLoad('node-a', 99);
+    await settle();
+    expect(writer.patches).toHaveLength(1);
+    await operator.stop();
+  });
+});
+
+describe('rebalanceHints', () => {
+  it('names the covered running pods on an overloaded node and the node with most headroom', async () => {
+    const { cluster, operator } = setup({ loads: { 'node-a': 95, 'node-b': 10, 'node-c': 50 } });
+    const pod = (name: string, namespace: string) =>
+      toPodInfo({
+        metadata: { name, namespace, uid: name },
+        spec: { nodeName: 'node-a', containers: [{ name: 'c' }] },
+        status: { phase: 'Running' },
+      });
+    const onA = new Map<string, PodInfo>();
+    for (const p of [pod('web-1', 'shop'), pod('other', 'elsewhere')]) onA.set(podKey(p), p);
+    cluster.pods.set('node-a', onA);
+    cluster.addRule(makeRule('web'));
+    operator.start();
+    await settle();
+    expect(operator.rebalanceHints()).toEqual([
+      {
+        rule: 'web',
+        pod: 'web-1',
+        namespace: 'shop',
+        from: 'node-a',
+        to: 'node-b',
+        reason: 'node node-a: cpu 95% > maxCPU 80%',
+      },
+    ]);
+    await operator.stop();
+  });
+});
