@@ -33,6 +33,15 @@ function step(name: string, cmd: string, args: string[]): boolean {
 step('control plane build (cached after the first run)', 'bash', ['test/cluster/build.sh']);
 step('typecheck', 'npx', ['tsc', '--noEmit']);
 step('lint', 'npx', ['biome', 'check', '.']);
+step('import cycles', 'npx', [
+  'madge',
+  '--circular',
+  '--extensions',
+  'ts,tsx',
+  '--ts-config',
+  'tsconfig.json',
+  'src',
+]);
 
 mkdirSync('.run', { recursive: true });
 const report = '.run/vitest-report.json';

@@ -20,9 +20,8 @@ import {
   V1MicroTime,
 } from '@kubernetes/client-node';
 import { Gauge, type Registry } from 'prom-client';
-import type { GatewayContext } from '../app.js';
 import { EventBus } from '../events/bus.js';
-import { componentLogger, type Logger } from '../log.js';
+import type { Logger } from '../log.js';
 
 /** The Lease fields the election reads, as plain data (times in ms since the epoch). */
 export interface LeaseRecord {
@@ -226,19 +225,6 @@ export class LeaderElector {
       });
       this.leaderGauge.set(0);
     }
-  }
-
-  static fromContext(ctx: GatewayContext): LeaderElector {
-    return new LeaderElector({
-      kubeConfig: ctx.kubeConfig,
-      namespace: ctx.config.namespace,
-      name: ctx.config.leaseName,
-      identity: ctx.config.identity ?? defaultIdentity(),
-      leaseDurationSeconds: ctx.config.leaseDurationSeconds,
-      enabled: ctx.config.leaderElect,
-      log: componentLogger(ctx.log, 'leader'),
-      registry: ctx.registry,
-    });
   }
 
   isLeader(): boolean {
