@@ -2,14 +2,33 @@
  * Kubernetes resource.Quantity parsing for the two resources the load model uses.
  * Accepts the canonical forms the API server returns plus user-written ones ("0.5", "1e3", "1Gi").
  */
-const BINARY: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
-const DECIMAL: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+const BINARY: Record<string, number> = {
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
+};
+const DECIMAL: Record<string, number> = {
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  '': 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+};
 const QUANTITY = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$/;
 
 /** The quantity as a plain number of base units, or undefined when it is not a valid quantity. */
-export function parseQuantity(value: string | number | undefined | null): number | undefined {
-  if (value === undefined || value === null) return undefined;
+export function parseQuantity(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  // Untrusted JSON (admission reviews) may carry anything here.
+  if (typeof value !== 'string') return undefined;
   const m = QUANTITY.exec(value.trim());
   if (!m) return undefined;
   const base = Number(m[1]);
@@ -19,13 +38,13 @@ export function parseQuantity(value: string | number | undefined | null): number
 }
 
 /** CPU quantity in millicores (rounded up, as the API server does for sub-milli values). */
-export function cpuMilli(value: string | number | undefined | null): number {
+export function cpuMilli(value: unknown): number {
   const v = parseQuantity(value);
   return v === undefined ? 0 : Math.ceil(v * 1000 - 1e-9);
 }
 
 /** Memory (or any integer quantity) in base units, rounded up. */
-export function bytes(value: string | number | undefined | null): number {
+export function bytes(value: unknown): number {
   const v = parseQuantity(value);
   return v === undefined ? 0 : Math.ceil(v - 1e-9);
 }

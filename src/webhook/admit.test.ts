@@ -1,0 +1,200 @@
+import { describe, expect, it } from 'vitest';
+import type { NodeInfo } from '../cluster/model.js';
+import { toRule } from '../rules/rule.js';
+import type { NodeLoadRule } from '../rules/types.js';
+import { type AdmitOptions, admitMutation, admitValidation, type WebhookState } from './admit.js';
+import { type AdmissionRequest, parseReview } from './review.js';
+
+const OPTS: AdmitOptions = {
+  schedulerName: 'nodeload-scheduler',
+  overrideExplicitScheduler: false,
+  excludedNamespaces: new Set(['kube-system', 'nodeload-system']),
+};
+
+function rule(namespace: string, name: string, allowedNodes: string[], podSelector?: Record<string, string>) {
+  return toRule({
+    metadata: { namespace, name, uid: name, resourceVersion: '1' },
+    spec: { allowedNodes, ...(podSelector ? { podSelector: { matchLabels: podSelector } } : {}) },
+  });
+}
+
+function node(name: string): NodeInfo {
+  return {
+    name,
+    uid: name,
+    resourceVersion: '1',
+    labels: {},
+    taints: [],
+    unschedulable: false,
+    ready: true,
+    capacity: { cpuMilli: 1000, memoryBytes: 1, pods: 10 },
+    allocatable: { cpuMilli: 1000, memoryBytes: 1, pods: 10 },
+    creationTimestamp: '',
+  };
+}
+
+function state(rules: NodeLoadRule[], ready = true): WebhookState {
+  const nodes = new Map(['n1', 'n2'].map((n) => [n, node(n)]));
+  return { ready: () => ready, rules: () => rules, nodes: () => nodes };
+}
+
+const RULES = [rule('team', 'only-n1', ['n1'], { app: 'web' })];
+
+function request(over: Partial<AdmissionRequest> & { object?: unknown } = {}): AdmissionRequest {
+  const p = parseReview({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: 'uid-1',
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      namespace: 'team',
+      operation: 'CREATE',
+      object: { metadata: { name: 'web-1', labels: { app: 'web' } }, spec: { containers: [] } },
+      ...over,
+    },
+  });
+  if (p.kind !== 'ok') throw new Error(`fixture: ${JSON.stringify(p)}`);
+  return p.request;
+}
+
+const pinned = (nodeName: string, labels = { app: 'web' }) => ({
+  metadata: { name: 'p', labels },
+  spec: { nodeName },
+});
+
+function decodedPatch(r: ReturnType<typeof admitMutation>): unknown[] {
+  const patch = r.review.response.patch;
+  return patch ? JSON.parse(Buffer.from(patch, 'base64').toString()) : [];
+}
+
+describe('admitMutation', () => {
+  it('patches a covered pod and reports the rules for the log', () => {
+    const r = admitMutation(request(), state(RULES), OPTS);
+    expect(r.result).toBe('patched');
+    expect(r.review.response.uid).toBe('uid-1');
+    expect(decodedPatch(r).map((o) => (o as { path: string }).path)).toEqual([
+      '/spec/schedulerName',
+      '/spec/affinity',
+      '/metadata/annotations',
+    ]);
+    expect(r.event?.fields).toMatchObject({
+      pod: 'team/web-1',
+      rules: ['only-n1'],
+      changes: ['schedulerName', 'affinity', 'annotation'],
+    });
+  });
+
+  it('names a pod with generateName by its prefix', () => {
+    const object = { metadata: { generateName: 'web-', labels: { app: 'web' } }, spec: {} };
+    expect(admitMutation(request({ object }), state(RULES), OPTS).event?.fields.pod).toBe('team/web-*');
+  });
+
+  it.each([
+    { what: 'no rule in the namespace', req: request({ namespace: 'elsewhere' }), st: state(RULES) },
+    {
+      what: 'podSelector does not match',
+      req: request({ object: { metadata: { labels: { app: 'db' } }, spec: {} } }),
+      st: state(RULES),
+    },
+    {
+      what: 'excluded namespace',
+      req: request({ namespace: 'kube-system' }),
+      st: state([rule('kube-system', 'x', ['n1'])]),
+    },
+    { what: 'pinned pod (validation judges it)', req: request({ object: pinned('n2') }), st: state(RULES) },
+    {
+      what: 'DaemonSet pod',
+      req: request({
+        object: {
+          metadata: {
+            labels: { app: 'web' },
+            ownerReferences: [{ kind: 'DaemonSet', name: 'd', controller: true }],
+          },
+          spec: {},
+        },
+      }),
+      st: state(RULES),
+    },
+    { what: 'an UPDATE', req: request({ operation: 'UPDATE' }), st: state(RULES) },
+    {
+      what: 'not a pod',
+      req: request({ kind: { group: 'apps', version: 'v1', kind: 'Deployment' }, object: { x: 1 } }),
+      st: state(RULES),
+    },
+  ])('$what → allowed, no patch', ({ req, st }) => {
+    const r = admitMutation(req, st, OPTS);
+    expect(r.result).toBe('allowed');
+    expect(r.review.response).toEqual({ uid: 'uid-1', allowed: true });
+  });
+
+  it('before the cache is synced: allowed unsteered, with a warning', () => {
+    const r = admitMutation(request(), state(RULES, false), OPTS);
+    expect(r.review.response).toMatchObject({
+      allowed: true,
+      warnings: [expect.stringMatching(/not loaded yet/)],
+    });
+    expect(r.review.response.patch).toBeUndefined();
+  });
+
+  it('a pod object that is not a pod → explicit 400 denial with the uid', () => {
+    const r = admitMutation(request({ object: { metadata: 'x', spec: {} } }), state(RULES), OPTS);
+    expect(r.review.response).toMatchObject({ uid: 'uid-1', allowed: false, status: { code: 400 } });
+  });
+});
+
+describe('admitValidation', () => {
+  it('denies a pod pinned to a forbidden node, naming the rule', () => {
+    const r = admitValidation(request({ object: pinned('n2') }), state(RULES), OPTS);
+    expect(r.result).toBe('denied');
+    expect(r.review.response).toMatchObject({
+      uid: 'uid-1',
+      allowed: false,
+      status: { code: 403, reason: 'Forbidden' },
+    });
+    expect(r.review.response.status?.message).toMatch(/NodeLoadRule "only-n1" does not allow node "n2"/);
+  });
+
+  it.each([
+    { what: 'allowed node', object: pinned('n1') },
+    { what: 'not covered by the rule', object: pinned('n2', { app: 'db' }) },
+    { what: 'not pinned', object: { metadata: { labels: { app: 'web' } }, spec: {} } },
+  ])('$what → allowed', ({ object }) => {
+    expect(admitValidation(request({ object }), state(RULES), OPTS).review.response).toEqual({
+      uid: 'uid-1',
+      allowed: true,
+    });
+  });
+
+  it('refuses pinned pods while the rules are not loaded (validation holds)', () => {
+    const r = admitValidation(request({ object: pinned('n1') }), state(RULES, false), OPTS);
+    expect(r.review.response).toMatchObject({ allowed: false, status: { code: 503 } });
+  });
+
+  it('warns about a NodeLoadRule, never denies it', () => {
+    const r = admitValidation(
+      request({
+        kind: { group: 'example.com', version: 'v1', kind: 'NodeLoadRule' },
+        resource: { group: 'example.com', version: 'v1', resource: 'nodeloadrules' },
+        object: { metadata: { name: 'new' }, spec: { allowedNodes: ['n1', 'n1', 'ghost'] } },
+      }),
+      state(RULES),
+      OPTS,
+    );
+    expect(r.result).toBe('allowed');
+    expect(r.review.response.allowed).toBe(true);
+    expect(r.review.response.warnings).toEqual([
+      'spec.allowedNodes: "n1" is listed 2 times',
+      'spec.allowedNodes: no node named "ghost"',
+    ]);
+  });
+
+  it('a NodeLoadRule review without an object → 400 denial', () => {
+    const r = admitValidation(
+      request({ kind: { group: 'example.com', version: 'v1', kind: 'NodeLoadRule' }, object: null }),
+      state(RULES),
+      OPTS,
+    );
+    expect(r.review.response).toMatchObject({ allowed: false, status: { code: 400 } });
+  });
+});

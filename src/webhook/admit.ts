@@ -1,0 +1,171 @@
+/**
+ * From a parsed AdmissionReview request to the review to send back, for each route. No express, no
+ * client: the cluster state comes in through WebhookState, so these are tested with plain data.
+ */
+import type { NodeInfo } from '../cluster/model.js';
+import { rulesForPod, toRule } from '../rules/rule.js';
+import { type NodeLoadRule, RULE_GROUP, RULE_KIND } from '../rules/types.js';
+import { isDaemonSetPod, type MutationOptions, mutatePod } from './mutate.js';
+import {
+  type AdmissionRequest,
+  type AdmissionReviewResponse,
+  allow,
+  deny,
+  isPod,
+  type PodObject,
+  parsePod,
+  patched,
+} from './review.js';
+import { ruleWarnings, validatePinnedPod } from './validate.js';
+
+/** What the webhook needs from the cluster cache. */
+export interface WebhookState {
+  /** False until rules and nodes were listed once; before that the webhook cannot judge. */
+  ready(): boolean;
+  rules(): Iterable<NodeLoadRule>;
+  nodes(): ReadonlyMap<string, NodeInfo>;
+}
+
+export interface AdmitOptions extends MutationOptions {
+  /** Namespaces the webhook never touches (kube-system, its own); the namespaceSelector should already skip them. */
+  excludedNamespaces: ReadonlySet<string>;
+}
+
+export type AdmissionResult = 'allowed' | 'patched' | 'denied';
+
+export interface Admission {
+  review: AdmissionReviewResponse;
+  result: AdmissionResult;
+  /** Set when the decision is worth an info line (a patch or a denial). */
+  event?: { msg: string; fields: Record<string, unknown> };
+}
+
+function allowed(review: AdmissionReviewResponse): Admission {
+  return { review, result: 'allowed' };
+}
+
+function denied(uid: string, code: number, message: string): Admission {
+  return { review: deny(uid, code, message), result: 'denied' };
+}
+
+/** "ns/name", or "ns/prefix*" for a pod whose name the API server has not generated yet. */
+export function podRef(namespace: string, pod: PodObject, requestName?: string | null): string {
+  const name =
+    pod.metadata.name || requestName || (pod.metadata.generateName ? `${pod.metadata.generateName}*` : '');
+  return `${namespace}/${name}`;
+}
+
+function podNamespace(request: AdmissionRequest, pod: PodObject): string {
+  return request.namespace || pod.metadata.namespace || '';
+}
+
+type PodGate = { pod: PodObject; namespace: string } | { done: Admission };
+
+/** The checks both routes share before looking at rules. */
+function podGate(request: AdmissionRequest, opts: AdmitOptions): PodGate {
+  if (request.operation !== 'CREATE') return { done: allowed(allow(request.uid)) };
+  const parsed = parsePod(request.object);
+  if (!parsed.ok) return { done: denied(request.uid, 400, parsed.message) };
+  const namespace = podNamespace(request, parsed.pod);
+  if (!namespace || opts.excludedNamespaces.has(namespace)) return { done: allowed(allow(request.uid)) };
+  return { pod: parsed.pod, namespace };
+}
+
+export function admitMutation(request: AdmissionRequest, state: WebhookState, opts: AdmitOptions): Admission {
+  const uid = request.uid;
+  if (!isPod(request)) return allowed(allow(uid));
+  const gate = podGate(request, opts);
+  if ('done' in gate) return gate.done;
+  const { pod, namespace } = gate;
+  // A pinned pod skips the scheduler (validation judges it); a DaemonSet pod belongs on its node.
+  if (pod.spec.nodeName || isDaemonSetPod(pod)) return allowed(allow(uid));
+  if (!state.ready()) {
+    return allowed(allow(uid, ['nodeload: rules not loaded yet (gateway starting); pod not steered']));
+  }
+  const rules = rulesForPod(state.rules(), { namespace, labels: pod.metadata.labels ?? {} });
+  if (rules.length === 0) return allowed(allow(uid));
+  const mutation = mutatePod(pod, rules, opts, state.nodes().values());
+  const review = patched(uid, mutation.patch, mutation.warnings);
+  if (mutation.patch.length === 0) return { review, result: 'allowed' };
+  return {
+    review,
+    result: 'patched',
+    event: {
+      msg: 'pod steered to its rules',
+      fields: {
+        pod: podRef(namespace, pod, request.name),
+        rules: rules.map((r) => r.name),
+        changes: mutation.changes,
+        dryRun: request.dryRun === true,
+        uid,
+      },
+    },
+  };
+}
+
+function admitPinnedPod(request: AdmissionRequest, state: WebhookState, opts: AdmitOptions): Admission {
+  const uid = request.uid;
+  const gate = podGate(request, opts);
+  if ('done' in gate) return gate.done;
+  const { pod, namespace } = gate;
+  const nodeName = pod.spec.nodeName;
+  if (!nodeName) return allowed(allow(uid));
+  if (!state.ready()) {
+    return denied(
+      uid,
+      503,
+      'nodeload: rules not loaded yet (gateway starting); cannot check a pinned pod, retry shortly',
+    );
+  }
+  const rules = rulesForPod(state.rules(), { namespace, labels: pod.metadata.labels ?? {} });
+  const verdict = validatePinnedPod(nodeName, rules, state.nodes());
+  if (verdict.allowed) return allowed(allow(uid));
+  return {
+    ...denied(uid, 403, verdict.message),
+    event: {
+      msg: 'pinned pod denied',
+      fields: {
+        pod: podRef(namespace, pod, request.name),
+        node: nodeName,
+        rules: rules.map((r) => r.name),
+        uid,
+      },
+    },
+  };
+}
+
+function isRule(request: AdmissionRequest): boolean {
+  return request.kind.group === RULE_GROUP && request.kind.kind === RULE_KIND && !request.subResource;
+}
+
+function admitRule(request: AdmissionRequest, state: WebhookState): Admission {
+  const uid = request.uid;
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed(allow(uid));
+  const object = request.object;
+  if (typeof object !== 'object' || object === null || Array.isArray(object)) {
+    return denied(
+      uid,
+      400,
+      `request.object: expected the ${RULE_KIND} being ${request.operation === 'CREATE' ? 'created' : 'updated'}`,
+    );
+  }
+  const rule = toRule(object);
+  rule.namespace = request.namespace || rule.namespace;
+  rule.name = rule.name || request.name || '';
+  const ready = state.ready();
+  const others = ready
+    ? [...state.rules()].filter((r) => r.namespace === rule.namespace && r.name !== rule.name)
+    : [];
+  const nodes = ready ? [...state.nodes().values()] : undefined;
+  return allowed(allow(uid, ruleWarnings(rule, others, nodes)));
+}
+
+export function admitValidation(
+  request: AdmissionRequest,
+  state: WebhookState,
+  opts: AdmitOptions,
+): Admission {
+  if (isPod(request)) return admitPinnedPod(request, state, opts);
+  if (isRule(request)) return admitRule(request, state);
+  return allowed(allow(request.uid));
+}

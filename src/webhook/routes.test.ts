@@ -1,0 +1,195 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import express from 'express';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../log.js';
+import { toRule } from '../rules/rule.js';
+import type { NodeLoadRule } from '../rules/types.js';
+import { finishApp } from '../server/user-app.js';
+import type { WebhookState } from './admit.js';
+import { webhookRouter } from './routes.js';
+
+const logLines: { level: number; msg: string }[] = [];
+const sink = new Writable({
+  write(chunk, _enc, cb) {
+    for (const line of String(chunk).split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
+    cb();
+  },
+});
+const log = createLogger('debug', sink);
+const registry = new Registry();
+let failRules = false;
+const rules: NodeLoadRule[] = [
+  toRule({ metadata: { namespace: 'team', name: 'only-n1' }, spec: { allowedNodes: ['n1'] } }),
+];
+const state: WebhookState = {
+  ready: () => true,
+  rules: () => {
+    if (failRules) throw new Error('boom');
+    return rules;
+  },
+  nodes: () => new Map(),
+};
+
+let server: http.Server;
+let base = '';
+
+beforeAll(async () => {
+  const app = express();
+  finishApp(app, log, [
+    webhookRouter({
+      state,
+      log,
+      registry,
+      bodyLimit: '300kb',
+      schedulerName: 'nodeload-scheduler',
+      overrideExplicitScheduler: false,
+      excludedNamespaces: new Set(['kube-system']),
+    }),
+  ]);
+  server = http.createServer(app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise((r) => server.close(r));
+});
+
+function review(uid: string, object: unknown = { metadata: { name: 'p' }, spec: {} }) {
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid,
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      namespace: 'team',
+      operation: 'CREATE',
+      object,
+    },
+  };
+}
+
+async function post(path: string, body: string, contentType = 'application/json') {
+  const res = await fetch(base + path, { method: 'POST', body, headers: { 'content-type': contentType } });
+  return {
+    status: res.status,
+    body: (await res.json()) as Record<string, unknown> & { response?: Record<string, unknown> },
+  };
+}
+
+describe('webhook routes', () => {
+  it('POST /mutate answers an AdmissionReview with a patch, echoing the uid', async () => {
+    const { status, body } = await post('/mutate', JSON.stringify(review('u-1')));
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' });
+    expect(body.response).toMatchObject({ uid: 'u-1', allowed: true, patchType: 'JSONPatch' });
+    expect(logLines.some((l) => l.msg === 'pod steered to its rules')).toBe(true);
+  });
+
+  it('POST /validate denies a pinned pod with the rule name', async () => {
+    const { body } = await post(
+      '/validate',
+      JSON.stringify(review('u-2', { metadata: {}, spec: { nodeName: 'n2' } })),
+    );
+    expect(body.response).toMatchObject({ uid: 'u-2', allowed: false, status: { code: 403 } });
+    const status = body.response?.status as { message?: string } | undefined;
+    expect(status?.message).toContain('NodeLoadRule "only-n1"');
+  });
+
+  it('accepts bodies above express’s 100 kB default', async () => {
+    const big = review('u-3', { metadata: { annotations: { big: 'x'.repeat(200_000) } }, spec: {} });
+    const { status, body } = await post('/mutate', JSON.stringify(big));
+    expect(status).toBe(200);
+    expect(body.response?.uid).toBe('u-3');
+  });
+
+  it.each([
+    {
+      what: 'malformed JSON',
+      path: '/mutate',
+      body: '{"apiVersion":',
+      type: 'application/json',
+      status: 400,
+      error: 'entity.parse.failed',
+    },
+    {
+      what: 'a JSON string',
+      path: '/mutate',
+      body: '"x"',
+      type: 'application/json',
+      status: 400,
+      error: 'entity.parse.failed',
+    },
+    {
+      what: 'wrong content type',
+      path: '/validate',
+      body: '{}',
+      type: 'text/plain',
+      status: 415,
+      error: 'UnsupportedMediaType',
+    },
+    {
+      what: 'empty object',
+      path: '/validate',
+      body: '{}',
+      type: 'application/json',
+      status: 400,
+      error: 'BadRequest',
+    },
+    {
+      what: 'too large',
+      path: '/mutate',
+      body: JSON.stringify({ x: 'y'.repeat(400_000) }),
+      type: 'application/json',
+      status: 413,
+      error: 'entity.too.large',
+    },
+    {
+      what: 'GET-only path',
+      path: '/nope',
+      body: '{}',
+      type: 'application/json',
+      status: 404,
+      error: 'NotFound',
+    },
+  ])('$what → $status JSON message', async ({ path, body, type, status, error }) => {
+    const res = await post(path, body, type);
+    expect(res.status).toBe(status);
+    expect(res.body.error).toBe(error);
+    expect(typeof res.body.message).toBe('string');
+  });
+
+  it('an internal failure still answers with the uid: mutate lets through, validate refuses', async () => {
+    failRules = true;
+    try {
+      const m = await post('/mutate', JSON.stringify(review('u-4')));
+      expect(m.body.response).toMatchObject({ uid: 'u-4', allowed: true, warnings: [expect.any(String)] });
+      const v = await post(
+        '/validate',
+        JSON.stringify(review('u-5', { metadata: {}, spec: { nodeName: 'n1' } })),
+      );
+      expect(v.body.response).toMatchObject({ uid: 'u-5', allowed: false, status: { code: 500 } });
+    } finally {
+      failRules = false;
+    }
+    expect(logLines.filter((l) => l.level >= 50).map((l) => l.msg)).toEqual([
+      'admission request failed',
+      'admission request failed',
+    ]);
+  });
+
+  it('counts requests and observes latency by route and result', async () => {
+    const text = await registry.metrics();
+    expect(text).toMatch(/nodeload_admission_requests_total\{route="mutate",result="patched"\} [1-9]/);
+    expect(text).toMatch(/nodeload_admission_requests_total\{route="mutate",result="invalid"\} [1-9]/);
+    expect(text).toMatch(/nodeload_admission_requests_total\{route="validate",result="denied"\} [1-9]/);
+    expect(text).toMatch(/nodeload_admission_requests_total\{route="mutate",result="error"\} 1/);
+    expect(text).toMatch(
+      /nodeload_admission_duration_seconds_count\{route="validate",result="denied"\} [1-9]/,
+    );
+  });
+});

@@ -1,0 +1,457 @@
+// The admission webhook on the real API server: the gateway runs in-process, its local webhook
+// configurations point the API server at https://127.0.0.1:<port>, scoped by a namespace label only
+// this file's namespaces carry (other files run in parallel on the same cluster).
+import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { copyFile, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import tls from 'node:tls';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type Gateway, startGateway } from '../../src/app.js';
+import { parseConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { ensureCrd } from '../../src/rules/install.js';
+import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
+import { webhookComponent } from '../../src/webhook/component.js';
+import { RULES_ANNOTATION } from '../../src/webhook/mutate.js';
+import {
+  applyLocalWebhooks,
+  deleteLocalWebhooks,
+  type LocalWebhooks,
+} from '../../src/webhook/registration.js';
+import { createFakeNodes, deleteFakeNodes, describeApiError } from '../cluster/nodes.js';
+import {
+  coreApi,
+  createNamespace,
+  kubeConfig,
+  pkiPath,
+  type TestNamespace,
+  uniqueName,
+  waitFor,
+} from './context.js';
+
+const TEST_LABEL = 'nodeload.example.com/test-webhook';
+const REQUIRED = 'requiredDuringSchedulingIgnoredDuringExecution';
+const scope = uniqueName('whk');
+const nodeA = uniqueName('whk-a');
+const nodeB = uniqueName('whk-b');
+const RULE = 'only-a';
+
+type LogLine = { level: number; msg: string; component?: string; [k: string]: unknown };
+const logLines: LogLine[] = [];
+const sink = new Writable({
+  write(chunk, _enc, cb) {
+    for (const line of String(chunk).split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
+    cb();
+  },
+});
+
+let gateway: Gateway | undefined;
+let webhooks: LocalWebhooks | undefined;
+let certDir = '';
+let ruled: TestNamespace;
+let unruled: TestNamespace;
+let rulesNs: TestNamespace;
+const namespaces: TestNamespace[] = [];
+
+function kubectl(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      inject('kubectlPath'),
+      [`--kubeconfig=${inject('kubeconfig')}`, ...args],
+      { timeout: 30_000, maxBuffer: 16 << 20 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+async function kubectlCreatePod(namespace: string, pod: V1Pod): Promise<V1Pod> {
+  const r = await kubectl(['create', '-n', namespace, '-o', 'json', '-f', '-'], JSON.stringify(pod));
+  if (r.code !== 0) throw new Error(`kubectl create pod failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as V1Pod;
+}
+
+function podManifest(
+  name: string,
+  spec: Partial<NonNullable<V1Pod['spec']>> = {},
+  metadata: V1Pod['metadata'] = {},
+): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { app: 'web' }, ...metadata },
+    spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }], ...spec },
+  };
+}
+
+const pinAt = (n: string) => ({ matchFields: [{ key: 'metadata.name', operator: 'In', values: [n] }] });
+
+async function labelForWebhooks(name: string): Promise<void> {
+  await coreApi().patchNamespace(
+    { name, body: { metadata: { labels: { [TEST_LABEL]: scope } } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+async function startWebhookGateway(): Promise<Gateway> {
+  const config = parseConfig({
+    kubeconfig: inject('kubeconfig'),
+    httpPort: 0,
+    httpsPort: 0,
+    bindAddress: '127.0.0.1',
+    tlsCertFile: path.join(certDir, 'tls.crt'),
+    tlsKeyFile: path.join(certDir, 'tls.key'),
+    leaderElect: false,
+    logLevel: 'info',
+  });
+  const gw = await startGateway(config, [webhookComponent], { log: createLogger('info', sink) });
+  await gw.cache.ready();
+  return gw;
+}
+
+function openssl(args: string[], cwd: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile('openssl', args, { cwd }, (err, _stdout, stderr) =>
+      err ? reject(new Error(stderr || err.message)) : resolve(),
+    );
+  });
+}
+
+/** A second serving cert from the cluster CA, as a rotation would issue it. */
+async function issueServingCert(dir: string): Promise<{ cert: string; key: string; serial: string }> {
+  await writeFile(
+    path.join(dir, 'ext.cnf'),
+    'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n',
+  );
+  await openssl(
+    ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'].concat([
+      '-subj',
+      '/CN=nodeload-rotated',
+      '-keyout',
+      'next.key',
+      '-out',
+      'next.csr',
+    ]),
+    dir,
+  );
+  await openssl(
+    ['x509', '-req', '-in', 'next.csr', '-CA', pkiPath('ca.crt'), '-CAkey', pkiPath('ca.key')].concat([
+      '-set_serial',
+      '0x1234abcd',
+      '-days',
+      '2',
+      '-sha256',
+      '-extfile',
+      'ext.cnf',
+      '-out',
+      'next.crt',
+    ]),
+    dir,
+  );
+  const serial = new X509Certificate(await readFile(path.join(dir, 'next.crt'))).serialNumber;
+  return { cert: path.join(dir, 'next.crt'), key: path.join(dir, 'next.key'), serial };
+}
+
+function servedSerial(port: number, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, ca }, () => {
+      const serial = socket.getPeerX509Certificate()?.serialNumber ?? '';
+      socket.end();
+      resolve(serial);
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** POST /mutate on a fresh TLS connection (so each call handshakes with the current cert). */
+function directReview(port: number, ca: string, uid: string): Promise<{ status: number; body: string }> {
+  const body = JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid,
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      namespace: ruled.name,
+      operation: 'CREATE',
+      object: podManifest('direct'),
+    },
+  });
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/mutate',
+        method: 'POST',
+        ca,
+        agent: false,
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => {
+          text += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.once('error', reject);
+    req.end(body);
+  });
+}
+
+beforeAll(async () => {
+  const kc = kubeConfig();
+  await ensureCrd(kc, createLogger('silent'));
+  await createFakeNodes(inject('kubeconfig'), [
+    { name: nodeA, cpu: 4, memory: '8Gi', labels: { tier: 'gold' } },
+    { name: nodeB, cpu: 4, memory: '8Gi', labels: { tier: 'silver' } },
+  ]);
+  [ruled, unruled, rulesNs] = await Promise.all([
+    createNamespace('whk-ruled'),
+    createNamespace('whk-unruled'),
+    createNamespace('whk-rules'),
+  ]);
+  namespaces.push(ruled, unruled, rulesNs);
+  await Promise.all(namespaces.map((ns) => labelForWebhooks(ns.name)));
+  await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+    group: RULE_GROUP,
+    version: RULE_VERSION,
+    plural: RULE_PLURAL,
+    namespace: ruled.name,
+    body: {
+      apiVersion: `${RULE_GROUP}/${RULE_VERSION}`,
+      kind: 'NodeLoadRule',
+      metadata: { name: RULE },
+      spec: { allowedNodes: [nodeA] },
+    },
+  });
+
+  certDir = await mkdtemp(path.join(tmpdir(), 'nodeload-whk-'));
+  await copyFile(pkiPath('serving.crt'), path.join(certDir, 'tls.crt'));
+  await copyFile(pkiPath('serving.key'), path.join(certDir, 'tls.key'));
+  gateway = await startWebhookGateway();
+  const gw = gateway;
+  await waitFor(
+    'the rule and both nodes in the gateway cache',
+    () =>
+      gw.cache.rules.has(`${ruled.name}/${RULE}`) && gw.cache.nodes.has(nodeA) && gw.cache.nodes.has(nodeB),
+  );
+
+  webhooks = await applyLocalWebhooks(kc, {
+    port: gw.httpsPort ?? 0,
+    caPem: await readFile(pkiPath('ca.crt'), 'utf8'),
+    nameSuffix: scope,
+    namespaceSelector: { matchLabels: { [TEST_LABEL]: scope } },
+  });
+  // The API server picks up new webhook configurations through an informer: wait until both act.
+  const core = coreApi();
+  await waitFor('the mutating webhook to be called', async () => {
+    const p = await core.createNamespacedPod({
+      namespace: ruled.name,
+      body: podManifest('probe'),
+      dryRun: 'All',
+    });
+    return p.spec?.schedulerName === 'nodeload-scheduler';
+  });
+  await waitFor('the validating webhook to be called', async () => {
+    try {
+      await core.createNamespacedPod({
+        namespace: ruled.name,
+        body: podManifest('probe', { nodeName: nodeB }),
+        dryRun: 'All',
+      });
+      return false;
+    } catch (err) {
+      return describeApiError(err).includes(RULE);
+    }
+  });
+});
+
+afterAll(async () => {
+  const kc = kubeConfig();
+  if (webhooks) await deleteLocalWebhooks(kc, webhooks);
+  await gateway?.stop();
+  await deleteFakeNodes(inject('kubeconfig'), [nodeA, nodeB]);
+  await Promise.all(namespaces.map((ns) => ns.dispose()));
+  if (certDir) await rm(certDir, { recursive: true, force: true });
+});
+
+describe('admission webhook on the API server', () => {
+  it('a pod created with kubectl in a ruled namespace comes back with the scheduler name and the affinity', async () => {
+    const pod = await kubectlCreatePod(ruled.name, podManifest('web'));
+    expect(pod.spec?.schedulerName).toBe('nodeload-scheduler');
+    expect(pod.spec?.affinity?.nodeAffinity?.[REQUIRED]?.nodeSelectorTerms).toEqual([pinAt(nodeA)]);
+    expect(pod.metadata?.annotations?.[RULES_ANNOTATION]).toBe(RULE);
+
+    const line = logLines.find((l) => l.msg === 'pod steered to its rules' && l.pod === `${ruled.name}/web`);
+    expect(line).toMatchObject({
+      component: 'webhook',
+      rules: [RULE],
+      changes: ['schedulerName', 'affinity', 'annotation'],
+    });
+  });
+
+  it('merges with the pod’s own terms, and a pod already in that shape is left as it is', async () => {
+    const own = [
+      { matchExpressions: [{ key: 'tier', operator: 'In', values: ['gold'] }] },
+      { matchExpressions: [{ key: 'tier', operator: 'In', values: ['silver'] }] },
+    ];
+    const pod = await kubectlCreatePod(
+      ruled.name,
+      podManifest('own-affinity', { affinity: { nodeAffinity: { [REQUIRED]: { nodeSelectorTerms: own } } } }),
+    );
+    const terms = pod.spec?.affinity?.nodeAffinity?.[REQUIRED]?.nodeSelectorTerms;
+    expect(terms).toEqual(own.map((t) => ({ ...t, ...pinAt(nodeA) })));
+
+    // Re-creating the mutated pod (what a reinvocation sees) must change nothing.
+    const again = await kubectlCreatePod(
+      ruled.name,
+      podManifest('own-affinity-again', pod.spec, {
+        labels: pod.metadata?.labels,
+        annotations: pod.metadata?.annotations,
+      }),
+    );
+    expect(again.spec?.affinity).toEqual(pod.spec?.affinity);
+    expect(again.spec?.schedulerName).toBe('nodeload-scheduler');
+    expect(
+      logLines.some(
+        (l) => l.msg === 'pod steered to its rules' && l.pod === `${ruled.name}/own-affinity-again`,
+      ),
+    ).toBe(false);
+  });
+
+  it('denies a pod pinned to a forbidden node, naming the rule; a pod pinned to an allowed node is created', async () => {
+    const denied = await kubectl(
+      ['create', '-n', ruled.name, '-f', '-'],
+      JSON.stringify(podManifest('pinned-b', { nodeName: nodeB })),
+    );
+    expect(denied.code).not.toBe(0);
+    expect(denied.stderr).toContain('denied the request');
+    expect(denied.stderr).toContain(`NodeLoadRule "${RULE}" does not allow node "${nodeB}"`);
+
+    const allowed = await kubectlCreatePod(ruled.name, podManifest('pinned-a', { nodeName: nodeA }));
+    expect(allowed.spec?.nodeName).toBe(nodeA);
+  });
+
+  it('leaves pods in namespaces without rules untouched', async () => {
+    const pod = await kubectlCreatePod(unruled.name, podManifest('web'));
+    expect(pod.spec?.schedulerName).toBe('default-scheduler');
+    expect(pod.spec?.affinity).toBeUndefined();
+    expect(pod.metadata?.annotations?.[RULES_ANNOTATION]).toBeUndefined();
+    const pinned = await kubectlCreatePod(unruled.name, podManifest('pinned', { nodeName: nodeB }));
+    expect(pinned.spec?.nodeName).toBe(nodeB);
+  });
+
+  it('warns about NodeLoadRules naming missing or duplicate nodes', async () => {
+    const ghost = uniqueName('ghost');
+    const rule = {
+      apiVersion: `${RULE_GROUP}/${RULE_VERSION}`,
+      kind: 'NodeLoadRule',
+      metadata: { name: 'ghosts' },
+      spec: { allowedNodes: [ghost, ghost] },
+    };
+    const r = await kubectl(['create', '-n', rulesNs.name, '-f', '-'], JSON.stringify(rule));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`Warning: spec.allowedNodes: "${ghost}" is listed 2 times`);
+    expect(r.stderr).toContain(
+      `Warning: spec.allowedNodes: no node named "${ghost}" (none of the listed nodes exists)`,
+    );
+  });
+
+  it('rotating the serving cert files drops no request', async () => {
+    const gw = gateway as Gateway;
+    const port = gw.httpsPort ?? 0;
+    const ca = await readFile(pkiPath('ca.crt'), 'utf8');
+    const staging = await mkdtemp(path.join(tmpdir(), 'nodeload-whk-next-'));
+    const next = await issueServingCert(staging);
+    expect(await servedSerial(port, ca)).not.toBe(next.serial);
+
+    const failures: string[] = [];
+    let viaApiServer = 0;
+    let direct = 0;
+    let done = false;
+    const core = coreApi();
+    const apiServerLoop = async (worker: number) => {
+      for (let i = 0; !done; i++) {
+        try {
+          const p = await core.createNamespacedPod({
+            namespace: ruled.name,
+            body: podManifest(`rot-${worker}-${i}`),
+            dryRun: 'All',
+          });
+          if (p.spec?.schedulerName !== 'nodeload-scheduler')
+            failures.push(`api server: pod not mutated (${p.spec?.schedulerName})`);
+          viaApiServer++;
+        } catch (err) {
+          failures.push(`api server: ${describeApiError(err)}`);
+        }
+      }
+    };
+    const directLoop = async (worker: number) => {
+      for (let i = 0; !done; i++) {
+        try {
+          const r = await directReview(port, ca, `rot-${worker}-${i}`);
+          if (r.status !== 200 || !r.body.includes(`"uid":"rot-${worker}-${i}"`))
+            failures.push(`direct: ${r.status} ${r.body.slice(0, 200)}`);
+          direct++;
+        } catch (err) {
+          failures.push(`direct: ${(err as Error).message}`);
+        }
+      }
+    };
+    const loops = [0, 1, 2].map(apiServerLoop).concat([0, 1].map(directLoop));
+
+    await waitFor('some requests before the swap', () => viaApiServer >= 5 && direct >= 5);
+    // Key first, then cert, each by rename as a secret-volume or cert-manager update replaces files.
+    await rename(next.key, path.join(certDir, 'tls.key'));
+    await rename(next.cert, path.join(certDir, 'tls.crt'));
+    await waitFor(
+      'the gateway to serve the rotated cert',
+      async () => (await servedSerial(port, ca)) === next.serial,
+      {
+        timeoutMs: 20_000,
+      },
+    );
+    const after = { viaApiServer, direct };
+    await waitFor(
+      'requests after the swap',
+      () => viaApiServer >= after.viaApiServer + 5 && direct >= after.direct + 5,
+    );
+    done = true;
+    await Promise.all(loops);
+    await rm(staging, { recursive: true, force: true });
+
+    expect(failures).toEqual([]);
+    expect(viaApiServer).toBeGreaterThanOrEqual(10);
+    expect(direct).toBeGreaterThanOrEqual(10);
+  });
+
+  // Last: stops the gateway.
+  it('with the gateway down, the API server keeps working: pods are created unsteered, pinned pods are refused', async () => {
+    await gateway?.stop();
+    const pod = await kubectlCreatePod(ruled.name, podManifest('while-down'));
+    expect(pod.spec?.schedulerName).toBe('default-scheduler');
+    expect(pod.metadata?.annotations?.[RULES_ANNOTATION]).toBeUndefined();
+
+    // Validation holds (failurePolicy Fail): a pinned pod cannot slip past its rules meanwhile.
+    const pinned = await kubectl(
+      ['create', '-n', ruled.name, '-f', '-'],
+      JSON.stringify(podManifest('pinned-down', { nodeName: nodeA })),
+    );
+    expect(pinned.code).not.toBe(0);
+    expect(pinned.stderr).toMatch(/failed calling webhook "pinned-pods\.nodeload\.example\.com"/);
+    // Ordinary pods never call the validating webhook (matchConditions), so they are unaffected.
+    expect(logLines.filter((l) => l.level >= 50)).toEqual([]);
+  });
+});
