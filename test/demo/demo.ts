@@ -1,0 +1,196 @@
+/**
+ * `npm run demo`: a local cluster, the gateway as its own process wired in as webhook and aggregated
+ * API, simulated nodes with background load, example rules (the original design's among them) and a
+ * workload that keeps changing, so the dashboard moves. Ctrl-C stops everything it started.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { load } from 'js-yaml';
+import { registerLocalApiService, waitForApiServiceAvailable } from '../../src/aggregated/registration.js';
+import { applyLocalWebhooks } from '../../src/webhook/registration.js';
+import { freePorts, probe, startCluster, stopCluster } from '../cluster/controlplane.js';
+import { createFakeNodes, type FakeNodeSpec } from '../cluster/nodes.js';
+import { workloadLoop } from './workload.js';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const dir = path.join(root, '.run/demo');
+const say = (msg: string) => console.log(`\x1b[36m[demo]\x1b[0m ${msg}`);
+
+async function portOr(preferred: number): Promise<number> {
+  const ok = await new Promise<boolean>((resolve) => {
+    import('node:net').then(({ createServer }) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(preferred, '127.0.0.1', () => s.close(() => resolve(true)));
+    });
+  });
+  if (ok) return preferred;
+  const [free] = await freePorts(1);
+  say(`port ${preferred} is busy; using ${free}`);
+  return free!;
+}
+
+const NODES: FakeNodeSpec[] = [
+  // The original design's example rule allows node-a and node-b.
+  { name: 'node-a', cpu: '8', memory: '32Gi', labels: { pool: 'web', zone: 'a' } },
+  { name: 'node-b', cpu: '8', memory: '32Gi', labels: { pool: 'web', zone: 'b' } },
+  ...Array.from({ length: 6 }, (_, i) => ({
+    name: `web-${i + 1}`,
+    cpu: String(4 + 2 * (i % 3)),
+    memory: `${16 + 8 * (i % 2)}Gi`,
+    labels: { pool: 'web', zone: i % 2 ? 'a' : 'b' },
+  })),
+  ...Array.from({ length: 8 }, (_, i) => ({
+    name: `batch-${i + 1}`,
+    cpu: String(16 + 8 * (i % 2)),
+    memory: `${64 + 32 * (i % 3)}Gi`,
+    labels: { pool: 'batch', zone: i % 2 ? 'a' : 'b' },
+  })),
+  {
+    name: 'gpu-1',
+    cpu: '32',
+    memory: '128Gi',
+    labels: { pool: 'gpu' },
+    taints: ['nvidia.com/gpu=true:NoSchedule'],
+  },
+];
+
+const RULES = [
+  // The original's example, unchanged (namespace default).
+  load(readFileSync(path.join(root, '../shared/seed/nodeloadrule-example.yaml'), 'utf8')) as object,
+  {
+    apiVersion: 'example.com/v1',
+    kind: 'NodeLoadRule',
+    metadata: { name: 'storefront', namespace: 'shop' },
+    spec: {
+      maxCPU: 70,
+      maxMemory: 80,
+      nodeSelector: { matchLabels: { pool: 'web' } },
+      burst: { maxPlacements: 4, windowSeconds: 5 },
+    },
+  },
+  {
+    apiVersion: 'example.com/v1',
+    kind: 'NodeLoadRule',
+    metadata: { name: 'batch-pool', namespace: 'batch' },
+    spec: { maxCPU: 90, maxMemory: 90, nodeSelector: { matchLabels: { pool: 'batch' } } },
+  },
+];
+
+async function main(): Promise<void> {
+  const children: ChildProcess[] = [];
+  let stopping = false;
+  const shutdown = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    say('stopping the gateway and the cluster (only what this demo started)…');
+    for (const c of children) c.kill('SIGTERM');
+    await stopCluster(dir).catch(() => undefined);
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+
+  say('building the dashboard');
+  const web = spawnSync('npm', ['run', '--silent', 'build:web'], { cwd: root, stdio: 'inherit' });
+  if (web.status !== 0) throw new Error('dashboard build failed');
+
+  await stopCluster(dir).catch(() => undefined); // a previous demo killed hard
+  say('starting the local control plane (the first run compiles it from Go modules: ~5-30 min)');
+  const cluster = await startCluster({ dir });
+  const kc = new KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+
+  say(`creating ${NODES.length} simulated nodes`);
+  await createFakeNodes(kc, NODES);
+
+  const httpPort = await portOr(8080);
+  const [httpsPort] = await freePorts(1);
+  say(`starting the gateway on :${httpPort} (HTTP) and :${httpsPort} (HTTPS)`);
+  const gateway = spawn(
+    path.join(root, 'node_modules/.bin/tsx'),
+    [
+      'src/main.ts',
+      `--kubeconfig=${cluster.kubeconfig}`,
+      `--http-port=${httpPort}`,
+      `--https-port=${httpsPort}`,
+      '--bind-address=127.0.0.1',
+      `--tls-cert-file=${cluster.pki.servingCert}`,
+      `--tls-key-file=${cluster.pki.servingKey}`,
+      '--log-level=info',
+    ],
+    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  children.push(gateway);
+  // Gateway logs go to a file; the terminal stays readable.
+  const { createWriteStream } = await import('node:fs');
+  const logPath = path.join(dir, 'logs/gateway.log');
+  gateway.stdout?.pipe(createWriteStream(logPath));
+  gateway.on('exit', (code) => {
+    if (!stopping) {
+      say(`the gateway exited (${code}); see ${logPath}`);
+      void shutdown(1);
+    }
+  });
+  const base = `http://127.0.0.1:${httpPort}`;
+  for (let i = 0; ; i++) {
+    if (await probe(`${base}/readyz`).catch(() => false)) break;
+    if (i > 600) throw new Error(`gateway not ready after 60 s; see ${logPath}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const caPem = readFileSync(cluster.pki.caCert, 'utf8');
+  say('registering the admission webhooks and the aggregated API');
+  await applyLocalWebhooks(kc, { port: httpsPort!, caPem });
+  await registerLocalApiService(kc, { port: httpsPort!, caPem });
+  await waitForApiServiceAvailable(kc, { timeoutMs: 60_000 });
+
+  const core = kc.makeApiClient(CoreV1Api);
+  for (const ns of ['shop', 'batch', 'background']) {
+    await core.createNamespace({ body: { metadata: { name: ns } } }).catch(() => undefined);
+  }
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  for (const rule of RULES as { metadata: { namespace: string } }[]) {
+    await custom.createNamespacedCustomObject({
+      group: 'example.com',
+      version: 'v1',
+      namespace: rule.metadata.namespace,
+      plural: 'nodeloadrules',
+      body: rule,
+    });
+  }
+
+  const kubectl = `${cluster.kubectl} --kubeconfig ${cluster.kubeconfig}`;
+  console.log(`
+  \x1b[1mnodeload is running\x1b[0m
+    dashboard      ${base}/
+    GraphiQL       ${base}/graphql
+    metrics        ${base}/metrics
+    original API   ${base}/operator/suggestions  ${base}/scheduler/status  ${base}/api/node-load
+  try
+    ${kubectl} get nodeloads
+    ${kubectl} get nodeloads --watch
+    ${kubectl} get nlr -A
+    ${kubectl} describe nlr -n shop storefront
+    ${kubectl} get --raw /apis/nodeload.example.com/v1alpha1/nodeloads
+    ${kubectl} explain nodeloads
+    ${kubectl} get events -n shop --field-selector reason=Scheduled
+  gateway log: ${logPath}
+  Ctrl-C stops everything this demo started.
+`);
+  await workloadLoop({
+    core,
+    apps: kc.makeApiClient(AppsV1Api),
+    batch: kc.makeApiClient(BatchV1Api),
+    nodes: NODES.map((n) => n.name),
+    log: say,
+    stopped: () => stopping,
+  });
+}
+
+main().catch((err) => {
+  console.error(`\x1b[31m[demo] failed:\x1b[0m ${err instanceof Error ? err.message : String(err)}`);
+  void stopCluster(dir).finally(() => process.exit(1));
+});
