@@ -1,0 +1,364 @@
+/**
+ * Delegated authentication and authorization, as k8s.io/apiserver does it for aggregated servers:
+ * a request is trusted only when its TLS client certificate chains to the requestheader CA that the
+ * apiserver publishes in kube-system/extension-apiserver-authentication and its CN is an allowed
+ * front-proxy name; only then are the X-Remote-* headers believed. Each request is then authorized by
+ * a SubjectAccessReview for those attributes. Everything here is pure; security.ts does the I/O.
+ */
+import { X509Certificate } from 'node:crypto';
+import { ApiError, failureStatus, GROUP } from './api.js';
+
+export const AUTHENTICATION_CONFIGMAP = {
+  namespace: 'kube-system',
+  name: 'extension-apiserver-authentication',
+};
+
+export interface RequestHeaderConfig {
+  /** The CA bundle as published, PEM (identifies the config version). */
+  caPem: string;
+  cas: X509Certificate[];
+  /** Allowed client-certificate CNs; empty means any certificate signed by the CA. */
+  allowedNames: string[];
+  usernameHeaders: string[];
+  groupHeaders: string[];
+  extraHeaderPrefixes: string[];
+  uidHeaders: string[];
+}
+
+export class AuthConfigError extends Error {}
+
+export function splitPemBundle(pem: string): string[] {
+  return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+}
+
+function jsonList(data: Record<string, string>, key: string, fallback: string[]): string[] {
+  const raw = data[key];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    if (Array.isArray(v) && v.every((s) => typeof s === 'string')) return v;
+  } catch {
+    // reported below
+  }
+  throw new AuthConfigError(`${AUTHENTICATION_CONFIGMAP.name}: ${key} is not a JSON list of strings: ${raw}`);
+}
+
+/** The requestheader settings from the ConfigMap's data; throws when front-proxy authentication is not configured. */
+export function parseAuthenticationConfigMap(data: Record<string, string> | undefined): RequestHeaderConfig {
+  const d = data ?? {};
+  const caPem = d['requestheader-client-ca-file'] ?? '';
+  const blocks = splitPemBundle(caPem);
+  if (blocks.length === 0) {
+    throw new AuthConfigError(
+      `${AUTHENTICATION_CONFIGMAP.namespace}/${AUTHENTICATION_CONFIGMAP.name} has no requestheader-client-ca-file: ` +
+        'the apiserver runs without --requestheader-client-ca-file, so no request can be authenticated',
+    );
+  }
+  let cas: X509Certificate[];
+  try {
+    cas = blocks.map((b) => new X509Certificate(b));
+  } catch (err) {
+    throw new AuthConfigError(`requestheader-client-ca-file: ${(err as Error).message}`);
+  }
+  const lower = (l: string[]) => l.map((s) => s.toLowerCase());
+  return {
+    caPem,
+    cas,
+    allowedNames: jsonList(d, 'requestheader-allowed-names', []),
+    usernameHeaders: lower(jsonList(d, 'requestheader-username-headers', ['X-Remote-User'])),
+    groupHeaders: lower(jsonList(d, 'requestheader-group-headers', ['X-Remote-Group'])),
+    extraHeaderPrefixes: lower(jsonList(d, 'requestheader-extra-headers-prefix', ['X-Remote-Extra-'])),
+    uidHeaders: lower(jsonList(d, 'requestheader-uid-headers', [])),
+  };
+}
+
+const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
+const ANY_EKU = '2.5.29.37.0';
+
+function validAt(cert: X509Certificate, now: Date): boolean {
+  return cert.validFromDate <= now && now <= cert.validToDate;
+}
+
+function issuedBy(cert: X509Certificate, issuer: X509Certificate): boolean {
+  try {
+    return cert.checkIssued(issuer) && cert.verify(issuer.publicKey);
+  } catch {
+    return false;
+  }
+}
+
+/** The subject's CN ("CN=front-proxy-client" → "front-proxy-client"). */
+export function commonName(cert: X509Certificate): string {
+  for (const line of cert.subject.split('\n')) {
+    if (line.startsWith('CN=')) return line.slice(3);
+  }
+  return '';
+}
+
+export type ChainVerdict = { ok: true; commonName: string } | { ok: false; reason: string };
+
+/**
+ * Verifies a presented chain (leaf first, then any intermediates the client sent) up to one of the CAs,
+ * for client authentication, at `now`; then checks the leaf's CN against allowedNames.
+ */
+export function verifyClientChain(
+  chain: readonly X509Certificate[],
+  cfg: Pick<RequestHeaderConfig, 'cas' | 'allowedNames'>,
+  now: Date,
+): ChainVerdict {
+  const leaf = chain[0];
+  if (!leaf) return { ok: false, reason: 'no client certificate' };
+  if (!validAt(leaf, now)) return { ok: false, reason: 'client certificate expired or not yet valid' };
+  const eku = leaf.keyUsage ?? [];
+  if (eku.length > 0 && !eku.includes(CLIENT_AUTH) && !eku.includes(ANY_EKU)) {
+    return { ok: false, reason: 'client certificate is not for client authentication' };
+  }
+  const intermediates = chain.slice(1);
+  let current = leaf;
+  for (let depth = 0; depth <= intermediates.length; depth++) {
+    if (cfg.cas.some((ca) => validAt(ca, now) && issuedBy(current, ca))) {
+      const cn = commonName(leaf);
+      if (cfg.allowedNames.length > 0 && !cfg.allowedNames.includes(cn)) {
+        return { ok: false, reason: `client certificate CN "${cn}" is not an allowed front-proxy name` };
+      }
+      return { ok: true, commonName: cn };
+    }
+    const next = intermediates.find((c) => c !== current && c.ca && validAt(c, now) && issuedBy(current, c));
+    if (!next) break;
+    current = next;
+  }
+  return { ok: false, reason: 'client certificate is not signed by the requestheader CA' };
+}
+
+export interface UserInfo {
+  name: string;
+  uid?: string;
+  groups: string[];
+  extra: Record<string, string[]>;
+}
+
+export const AUTHENTICATED_GROUP = 'system:authenticated';
+export const MASTERS_GROUP = 'system:masters';
+
+/** Header name (lower case) → its values, one per header line (Node's `req.headersDistinct`). */
+export type HeaderLines = Record<string, string[] | undefined>;
+
+function firstValue(headers: HeaderLines, names: string[]): string | undefined {
+  for (const name of names) {
+    const v = headers[name]?.find((s) => s !== '');
+    if (v !== undefined) return v;
+  }
+  return undefined;
+}
+
+function unescapeExtraKey(key: string): string {
+  try {
+    return decodeURIComponent(key);
+  } catch {
+    return key;
+  }
+}
+
+/**
+ * The user the front proxy vouches for; undefined without a user name. Like k8s.io/apiserver, every
+ * authenticated user is also in system:authenticated (RBAC's discovery bindings rely on it).
+ */
+export function userFromHeaders(headers: HeaderLines, cfg: RequestHeaderConfig): UserInfo | undefined {
+  const name = firstValue(headers, cfg.usernameHeaders);
+  if (!name) return undefined;
+  const groups: string[] = [];
+  for (const h of cfg.groupHeaders) groups.push(...(headers[h] ?? []));
+  if (!groups.includes(AUTHENTICATED_GROUP)) groups.push(AUTHENTICATED_GROUP);
+  const extra: Record<string, string[]> = {};
+  for (const [header, values] of Object.entries(headers)) {
+    const prefix = cfg.extraHeaderPrefixes.find((p) => header.startsWith(p));
+    if (!prefix || !values) continue;
+    const key = unescapeExtraKey(header.slice(prefix.length).toLowerCase());
+    extra[key] = [...(extra[key] ?? []), ...values];
+  }
+  const uid = firstValue(headers, cfg.uidHeaders);
+  return { name, ...(uid ? { uid } : {}), groups, extra };
+}
+
+export type RequestAttributes =
+  | {
+      kind: 'resource';
+      verb: string;
+      group: string;
+      version: string;
+      resource: string;
+      subresource?: string;
+      namespace?: string;
+      name?: string;
+    }
+  | { kind: 'nonResource'; verb: string; path: string };
+
+function truthy(v: string | undefined): boolean {
+  return v === 'true' || v === '1';
+}
+
+/**
+ * What the request does, as k8s.io/apiserver's RequestInfoResolver sees it: /apis/<g>/<v>/[watch/]
+ * [namespaces/<ns>/]<resource>[/<name>[/<subresource>]] is a resource request (GET → get, list or
+ * watch); anything shorter (/apis, /apis/<g>, /apis/<g>/<v>) and /openapi are non-resource URLs.
+ */
+export function requestAttributes(
+  method: string,
+  path: string,
+  query: Record<string, string | undefined>,
+): RequestAttributes {
+  const nonResource = { kind: 'nonResource' as const, verb: method.toLowerCase(), path };
+  const parts = path.split('/').filter((p) => p !== '');
+  if (parts[0] !== 'apis' || parts.length < 4) return nonResource;
+  const group = parts[1] as string;
+  const version = parts[2] as string;
+  let rest = parts.slice(3);
+  let watch = false;
+  if (rest[0] === 'watch') {
+    watch = true;
+    rest = rest.slice(1);
+  }
+  let namespace: string | undefined;
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  }
+  const [resource, name, subresource] = rest;
+  if (!resource) return nonResource;
+  const m = method.toUpperCase();
+  let verb: string;
+  if (m === 'GET' || m === 'HEAD') verb = watch || truthy(query['watch']) ? 'watch' : name ? 'get' : 'list';
+  else
+    verb =
+      { POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: name ? 'delete' : 'deletecollection' }[m] ??
+      m.toLowerCase();
+  return {
+    kind: 'resource',
+    verb,
+    group,
+    version,
+    resource,
+    ...(subresource ? { subresource } : {}),
+    ...(namespace ? { namespace } : {}),
+    ...(name ? { name } : {}),
+  };
+}
+
+export const ALWAYS_ALLOWED_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/livez']);
+
+/** Requests k8s.io/apiserver authorizes without asking (health paths, system:masters). */
+export function alwaysAllowed(user: UserInfo | undefined, attrs: RequestAttributes): boolean {
+  if (attrs.kind === 'nonResource' && ALWAYS_ALLOWED_PATHS.has(attrs.path)) return true;
+  return user?.groups.includes(MASTERS_GROUP) ?? false;
+}
+
+export interface SubjectAccessReviewBody {
+  apiVersion: 'authorization.k8s.io/v1';
+  kind: 'SubjectAccessReview';
+  spec: {
+    user: string;
+    uid?: string;
+    groups: string[];
+    extra?: Record<string, string[]>;
+    resourceAttributes?: {
+      verb: string;
+      group: string;
+      version: string;
+      resource: string;
+      subresource?: string;
+      namespace?: string;
+      name?: string;
+    };
+    nonResourceAttributes?: { verb: string; path: string };
+  };
+}
+
+export function subjectAccessReview(user: UserInfo, attrs: RequestAttributes): SubjectAccessReviewBody {
+  const { kind, ...rest } = attrs;
+  return {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SubjectAccessReview',
+    spec: {
+      user: user.name,
+      ...(user.uid ? { uid: user.uid } : {}),
+      groups: user.groups,
+      ...(Object.keys(user.extra).length > 0 ? { extra: user.extra } : {}),
+      ...(kind === 'resource'
+        ? { resourceAttributes: rest as never }
+        : { nonResourceAttributes: rest as never }),
+    },
+  };
+}
+
+/** One cache key per (user, attributes): group and extra order does not matter. */
+export function decisionKey(user: UserInfo, attrs: RequestAttributes): string {
+  const extra = Object.entries(user.extra)
+    .map(([k, v]) => [k, [...v].sort()] as const)
+    .sort((a, b) => (a[0] < b[0] ? -1 : 1));
+  return JSON.stringify([user.name, user.uid ?? '', [...user.groups].sort(), extra, attrs]);
+}
+
+export interface Decision {
+  allowed: boolean;
+  reason: string;
+}
+
+/** Authorization decisions for a short while (k8s.io/apiserver: 10 s allowed, 10 s denied), bounded in size. */
+export class DecisionCache {
+  private readonly entries = new Map<string, { decision: Decision; expires: number }>();
+
+  constructor(
+    private readonly ttlMs = 10_000,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  get(key: string, now: number): Decision | undefined {
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    if (e.expires <= now) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return e.decision;
+  }
+
+  set(key: string, decision: Decision, now: number): void {
+    this.entries.delete(key);
+    this.entries.set(key, { decision, expires: now + this.ttlMs });
+    // Maps iterate in insertion order: the first entries are the oldest.
+    for (const k of this.entries.keys()) {
+      if (this.entries.size <= this.maxEntries) break;
+      this.entries.delete(k);
+    }
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/** The 403 as the apiserver words it, so kubectl prints the familiar "cannot list resource" line. */
+export function forbidden(user: UserInfo, attrs: RequestAttributes, reason: string): ApiError {
+  const suffix = reason ? `: ${reason}` : '';
+  if (attrs.kind === 'nonResource') {
+    return new ApiError(
+      failureStatus(
+        403,
+        'Forbidden',
+        `forbidden: User "${user.name}" cannot ${attrs.verb} path "${attrs.path}"${suffix}`,
+      ),
+    );
+  }
+  const resource = attrs.subresource ? `${attrs.resource}/${attrs.subresource}` : attrs.resource;
+  const qualified = `${attrs.resource}.${attrs.group}`;
+  const scope = attrs.namespace ? `in the namespace "${attrs.namespace}"` : 'at the cluster scope';
+  const named = attrs.name ? ` "${attrs.name}"` : '';
+  return new ApiError(
+    failureStatus(
+      403,
+      'Forbidden',
+      `${qualified}${named} is forbidden: User "${user.name}" cannot ${attrs.verb} resource "${resource}" in API group "${attrs.group}" ${scope}${suffix}`,
+      { ...(attrs.name ? { name: attrs.name } : {}), group: attrs.group || GROUP, kind: attrs.resource },
+    ),
+  );
+}

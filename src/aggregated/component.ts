@@ -1,0 +1,130 @@
+/**
+ * The aggregated API as a gateway component: nodeload.example.com/v1alpha1 on the kube-facing HTTPS
+ * port (behind the aggregator, see registration.ts) and GET /api/node-load on the user-facing port,
+ * both served from one NodeLoadStore kept current from the shared cache and load tracker.
+ */
+import { AuthorizationV1Api, CoreV1Api, type V1SubjectAccessReview } from '@kubernetes/client-node';
+import { Gauge } from 'prom-client';
+import type { GatewayComponent, GatewayContext } from '../app.js';
+import { httpStatusOf } from '../cluster/informer.js';
+import { componentLogger } from '../log.js';
+import { AUTHENTICATION_CONFIGMAP, DecisionCache } from './auth.js';
+import { kubeRoutes, userRoutes } from './routes.js';
+import {
+  frontProxyAuthentication,
+  RequestHeaderConfigLoader,
+  type SubjectAccessReviewer,
+  subjectAccessReviewAuthorization,
+} from './security.js';
+import { NodeLoadStore, type NodeLoadStoreOptions } from './store.js';
+
+export interface AggregatedApiDeps {
+  /** The data of kube-system/extension-apiserver-authentication; default: read with the gateway's kubeconfig. */
+  readAuthenticationConfig?: () => Promise<Record<string, string> | undefined>;
+  /** Default: a SubjectAccessReview with the gateway's kubeconfig (needs system:auth-delegator). */
+  review?: SubjectAccessReviewer;
+  store?: NodeLoadStoreOptions;
+  now?: () => number;
+  /** Default watch length when the client sets no timeoutSeconds. */
+  watchTimeoutMs?: () => number;
+}
+
+export function aggregatedApiComponent(ctx: GatewayContext, deps: AggregatedApiDeps = {}): GatewayComponent {
+  const log = componentLogger(ctx.log, 'aggregated-api');
+  const { cache, loads } = ctx;
+  const store = new NodeLoadStore(
+    {
+      node: (name) => cache.nodes.get(name),
+      nodeNames: () => cache.nodes.keys(),
+      loadOf: (name) => loads.loadOf(name),
+      rules: () => [...cache.rules.values()].map((e) => e.rule),
+    },
+    deps.store,
+  );
+
+  const core = ctx.kubeConfig.makeApiClient(CoreV1Api);
+  const readAuthenticationConfig =
+    deps.readAuthenticationConfig ??
+    (async () => {
+      try {
+        return (await core.readNamespacedConfigMap(AUTHENTICATION_CONFIGMAP)).data;
+      } catch (err) {
+        if (httpStatusOf(err) === 404) return undefined;
+        throw err;
+      }
+    });
+  const authorization = ctx.kubeConfig.makeApiClient(AuthorizationV1Api);
+  const review: SubjectAccessReviewer =
+    deps.review ??
+    (async (body) => {
+      const result = await authorization.createSubjectAccessReview({ body: body as V1SubjectAccessReview });
+      return {
+        allowed: result.status?.allowed === true && result.status?.denied !== true,
+        reason: result.status?.reason ?? '',
+      };
+    });
+  const loader = new RequestHeaderConfigLoader({ read: readAuthenticationConfig, log });
+
+  new Gauge({
+    name: 'nodeload_aggregated_api_watches',
+    help: 'Open watches on nodeloads.nodeload.example.com.',
+    registers: [ctx.registry],
+    collect() {
+      this.set(store.subscriberCount);
+    },
+  });
+
+  // Set once the store was rebuilt from a synced cache (until then resource requests get 503).
+  let synced = false;
+  const kube = kubeRoutes({
+    store,
+    log,
+    ready: () => synced,
+    authenticate: frontProxyAuthentication(loader, log),
+    authorize: subjectAccessReviewAuthorization(review, log, new DecisionCache(10_000)),
+    ...(deps.now ? { now: deps.now } : {}),
+    ...(deps.watchTimeoutMs ? { watchTimeoutMs: deps.watchTimeoutMs } : {}),
+  });
+
+  let unsubscribe: (() => void)[] = [];
+  let pendingAll: NodeJS.Immediate | undefined;
+  // A rule change (or a relist of rules) touches every object: coalesce a burst into one rebuild.
+  const refreshAllSoon = () => {
+    pendingAll ??= setImmediate(() => {
+      pendingAll = undefined;
+      store.refreshAll();
+    });
+  };
+
+  return {
+    name: 'aggregated-api',
+    kubeRoutes: kube,
+    userRoutes: userRoutes(store),
+    async start() {
+      unsubscribe = [
+        loads.bus.on('load', (c) => store.refresh([c.node])),
+        // Labels and capacity show in the object even when the load figure stays the same.
+        cache.bus.on('node', (c) => {
+          const name = (c.new ?? c.old)?.name;
+          if (name) store.refresh([name]);
+        }),
+        cache.bus.on('rule', refreshAllSoon),
+        cache.bus.on('synced', () => {
+          store.refreshAll();
+          synced = true;
+        }),
+      ];
+      store.refreshAll();
+      synced = cache.isReady();
+      // Serve as soon as the settings are known, but never hold the gateway's start on the API server.
+      await Promise.race([loader.start(), new Promise((r) => setTimeout(r, 5000).unref())]);
+    },
+    stop() {
+      for (const off of unsubscribe) off();
+      unsubscribe = [];
+      if (pendingAll) clearImmediate(pendingAll);
+      pendingAll = undefined;
+      loader.stop();
+    },
+  };
+}
