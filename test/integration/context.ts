@@ -1,10 +1,12 @@
 // Helpers for integration tests; the values come from global-setup.ts through vitest's provide/inject.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { inject, onTestFinished } from 'vitest';
-import { waitForDefaultServiceAccount } from '../cluster/controlplane.js';
+import { afterAll, inject, onTestFinished, type ProvidedContext } from 'vitest';
+import { startCluster, stopCluster, waitForDefaultServiceAccount } from '../cluster/controlplane.js';
 import { describeApiError, isApiException } from '../cluster/nodes.js';
 
 declare module 'vitest' {
@@ -23,12 +25,39 @@ declare module 'vitest' {
 }
 
 let cachedConfig: KubeConfig | undefined;
+let privateCluster: Partial<ProvidedContext> | undefined;
+
+/** The shared cluster's value, or this file's private cluster's after usePrivateCluster(). */
+export function provided<K extends keyof ProvidedContext>(key: K): ProvidedContext[K] {
+  return (privateCluster?.[key] as ProvidedContext[K] | undefined) ?? inject(key);
+}
+
+/**
+ * Gives this test file a control plane of its own (every helper here then uses it), for tests that
+ * change cluster-wide state other files would see: a metrics.k8s.io APIService, an API server restart.
+ * Call in beforeAll; the cluster is stopped after the file.
+ */
+export async function usePrivateCluster(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'nodeload-private-'));
+  const cluster = await startCluster({ dir, binDir: inject('binDir') });
+  privateCluster = {
+    kubeconfig: cluster.kubeconfig,
+    clusterDir: dir,
+    pkiDir: cluster.pkiDir,
+    kubectlPath: cluster.kubectl,
+    apiserverUrl: cluster.apiserverUrl,
+  };
+  cachedConfig = undefined;
+  afterAll(async () => {
+    await stopCluster(dir);
+  });
+}
 
 /** A KubeConfig loaded from the cluster's admin kubeconfig (shared, do not mutate). */
 export function kubeConfig(): KubeConfig {
   if (!cachedConfig) {
     cachedConfig = new KubeConfig();
-    cachedConfig.loadFromFile(inject('kubeconfig'));
+    cachedConfig.loadFromFile(provided('kubeconfig'));
   }
   return cachedConfig;
 }
@@ -39,7 +68,7 @@ export function coreApi(): CoreV1Api {
 
 /** Path of a file in the cluster PKI directory, e.g. pkiPath('ca.crt'), pkiPath('serving.key'). */
 export function pkiPath(file: string): string {
-  return path.join(inject('pkiDir'), file);
+  return path.join(provided('pkiDir'), file);
 }
 
 /** A DNS-1123 name unique across parallel test files: `<prefix>-<10 random chars>`. */
@@ -68,7 +97,7 @@ export async function createNamespace(prefix = 'it'): Promise<TestNamespace> {
   await api.createNamespace({
     body: { metadata: { name, labels: { 'nodeload.test/integration': 'true' } } },
   });
-  await waitForDefaultServiceAccount(inject('kubeconfig'), name, 60_000);
+  await waitForDefaultServiceAccount(provided('kubeconfig'), name, 60_000);
   let disposed = false;
   return {
     name,
@@ -97,11 +126,11 @@ export async function kubectl(
   args: string[],
   opts: { input?: string; timeoutMs?: number } = {},
 ): Promise<string> {
-  const bin = inject('kubectlPath');
+  const bin = provided('kubectlPath');
   return await new Promise((resolve, reject) => {
     const child = execFile(
       bin,
-      [`--kubeconfig=${inject('kubeconfig')}`, ...args],
+      [`--kubeconfig=${provided('kubeconfig')}`, ...args],
       { timeout: opts.timeoutMs ?? 30_000, maxBuffer: 16 << 20 },
       (err, stdout, stderr) => {
         if (err) reject(new Error(`kubectl ${args.join(' ')} failed: ${stderr.trim() || err.message}`));

@@ -1,0 +1,58 @@
+/**
+ * GraphQL as a gateway component: /graphql on the user-facing app (queries, SSE subscriptions,
+ * GraphiQL) and, once the gateway hands over its HTTP server, graphql-ws on the same path.
+ */
+import type http from 'node:http';
+import type { GatewayComponent, GatewayContext } from '../app.js';
+import { componentLogger } from '../log.js';
+import type { Operator } from '../operator/operator.js';
+import type { GraphQLSources } from './context.js';
+import { createGraphQLServer, type GraphQLServer } from './server.js';
+import { clusterSource, loadSource, ruleSource, schedulingSource } from './sources.js';
+
+export interface GraphQLComponentDeps {
+  /** Rule verdicts come from its evaluations (what it writes status from); without it they are computed. */
+  operator?: Pick<Operator, 'evaluation'>;
+  scheduler: Parameters<typeof schedulingSource>[0];
+  /** Serve GraphiQL (default true). */
+  graphiql?: boolean;
+}
+
+export type GraphQLComponent = GatewayComponent & {
+  server: GraphQLServer;
+  sources: GraphQLSources;
+  /**
+   * Serves graphql-ws on the user-facing HTTP server's upgrade requests for /graphql. The gateway calls
+   * it (GatewayComponent.attach) once the server exists; stop() closes every socket.
+   */
+  attach(server: http.Server): void;
+  /** Same as attach (the name components.ts uses). */
+  attachUserServer(server: http.Server): void;
+};
+
+export function graphqlComponent(ctx: GatewayContext, deps: GraphQLComponentDeps): GraphQLComponent {
+  const sources: GraphQLSources = {
+    cluster: clusterSource(ctx.cache),
+    loads: loadSource(ctx.loads),
+    rules: ruleSource(deps.operator),
+    scheduling: schedulingSource(deps.scheduler),
+    now: ctx.cache.now,
+  };
+  const server = createGraphQLServer({
+    sources,
+    log: componentLogger(ctx.log, 'graphql'),
+    ...(deps.graphiql === undefined ? {} : { graphiql: deps.graphiql }),
+  });
+  const attach = (httpServer: http.Server) => {
+    server.attachWebSocket(httpServer);
+  };
+  return {
+    name: 'graphql',
+    server,
+    sources,
+    userRoutes: server.router,
+    attach,
+    attachUserServer: attach,
+    stop: () => server.close(),
+  };
+}

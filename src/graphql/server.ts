@@ -1,0 +1,235 @@
+/**
+ * The yoga server: one schema, the gateway's sources in the context, graphql-armor limits, masked
+ * errors, offline GraphiQL, and an express Router mounting it at /graphql. WebSocket subscriptions
+ * (graphql-ws) attach to the HTTP server separately and go through the same envelop plugins.
+ */
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { EnvelopArmor } from '@escape.tech/graphql-armor';
+import type { GraphQLArmorCallbackConfiguration, GraphQLArmorConfig } from '@escape.tech/graphql-armor-types';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { Router } from 'express';
+import type { ExecutionArgs, GraphQLError } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { createGraphQLError, createYoga, type GraphiQLOptions, type YogaServerInstance } from 'graphql-yoga';
+import { WebSocketServer } from 'ws';
+import type { Logger } from '../log.js';
+import type { GraphQLContext, GraphQLSources } from './context.js';
+import { EXAMPLE_OPERATIONS } from './examples.js';
+import { yogaLogger } from './logging.js';
+import { graphqlSchema } from './schema.js';
+
+export const GRAPHQL_ENDPOINT = '/graphql';
+
+/**
+ * Armor's validation-time rejections are thrown as bare "Syntax Error: ..." errors without a code;
+ * reported through the validation context instead, they become ordinary validation errors with
+ * code GRAPHQL_VALIDATION_FAILED (and `limit` naming the protection).
+ */
+function rejectAsValidationError(limit: string): GraphQLArmorCallbackConfiguration {
+  return {
+    propagateOnRejection: false,
+    onReject: [
+      (ctx, err) => {
+        ctx?.reportError(
+          createGraphQLError(err.message.replace(/^Syntax Error: /, ''), {
+            extensions: { code: 'GRAPHQL_VALIDATION_FAILED', limit },
+          }),
+        );
+      },
+    ],
+  };
+}
+
+/**
+ * Limits sized for this schema: the deepest useful operation (rules → evaluation → eligible → load →
+ * requested → cpu) is 6 levels; introspection is exempt from depth and cost, and GraphiQL's
+ * introspection query needs under 200 tokens. Cost multiplies by a literal `first` (armor's rule), so a
+ * 500-decision page with candidates is refused unless it selects little.
+ */
+export const ARMOR_CONFIG: GraphQLArmorConfig = {
+  maxDepth: { n: 8, ignoreIntrospection: true, ...rejectAsValidationError('maxDepth') },
+  costLimit: { maxCost: 5000, ignoreIntrospection: true, ...rejectAsValidationError('costLimit') },
+  maxAliases: { n: 15, ...rejectAsValidationError('maxAliases') },
+  maxDirectives: { n: 50, ...rejectAsValidationError('maxDirectives') },
+  // Enforced by the parser: yoga reports it as GRAPHQL_PARSE_FAILED.
+  maxTokens: { n: 1000 },
+  blockFieldSuggestion: { enabled: true },
+};
+
+export interface GraphQLServerOptions {
+  sources: GraphQLSources;
+  /** The component=graphql logger. */
+  log: Logger;
+  /** Serve GraphiQL on GET /graphql with Accept: text/html (default true). */
+  graphiql?: boolean;
+  armor?: GraphQLArmorConfig;
+}
+
+export type GraphQLYoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
+
+export interface GraphQLServer {
+  yoga: GraphQLYoga;
+  /** Mount on the user-facing app: serves /graphql (POST, GET, SSE, GraphiQL). */
+  router: Router;
+  /** Serves graphql-ws on the server's upgrade requests for /graphql; returns a handle to close it. */
+  attachWebSocket(server: http.Server): WebSocketAttachment;
+  /** Closes every WebSocket attached and the yoga instance. */
+  close(): Promise<void>;
+}
+
+export interface WebSocketAttachment {
+  wss: WebSocketServer;
+  close(): Promise<void>;
+}
+
+export function graphiqlOptions(): GraphiQLOptions {
+  const [first] = EXAMPLE_OPERATIONS;
+  return {
+    title: 'nodeload GraphQL',
+    subscriptionsProtocol: 'SSE',
+    ...(first ? { defaultQuery: first.query } : {}),
+    defaultTabs: EXAMPLE_OPERATIONS.map((op) => ({
+      query: op.query,
+      variables: op.variables ? JSON.stringify(op.variables, null, 2) : null,
+    })),
+  };
+}
+
+/** The page is ~9 MB with every asset inlined (nothing loads from a CDN): render it once. */
+function cachedGraphiQLRenderer(): (opts: GraphiQLOptions) => string {
+  let html: string | undefined;
+  return (opts) => {
+    html ??= renderGraphiQL(opts);
+    return html;
+  };
+}
+
+export function createGraphQLYoga(opts: GraphQLServerOptions): GraphQLYoga {
+  const context: GraphQLContext = { sources: opts.sources };
+  return createYoga<Record<string, unknown>, GraphQLContext>({
+    schema: graphqlSchema(),
+    graphqlEndpoint: GRAPHQL_ENDPOINT,
+    context: () => context,
+    logging: yogaLogger(opts.log),
+    // Never the original error (and its stack) in a response, whatever NODE_ENV says.
+    maskedErrors: { isDev: false },
+    graphiql: opts.graphiql === false ? false : graphiqlOptions(),
+    renderGraphiQL: cachedGraphiQLRenderer(),
+    landingPage: false,
+    plugins: [...new EnvelopArmor(opts.armor ?? ARMOR_CONFIG).protect().plugins],
+  });
+}
+
+/** By name, not instanceof: a test runner may load a second copy of graphql (see schema.ts). */
+function isGraphQLError(err: unknown): err is GraphQLError {
+  return err instanceof Error && err.name === 'GraphQLError';
+}
+
+interface EnvelopedRoot {
+  execute: (args: ExecutionArgs) => unknown;
+  subscribe: (args: ExecutionArgs) => unknown;
+}
+
+function upgradePath(req: http.IncomingMessage): string {
+  try {
+    return new URL(req.url ?? '/', 'http://localhost').pathname;
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * graphql-ws over `ws`, on upgrade requests for the GraphQL path only (other paths are left to other
+ * upgrade listeners, or refused when there is none). Every operation is built with yoga.getEnveloped,
+ * so parse/validate/execute run the same plugins (armor, masking, logging) as HTTP requests.
+ */
+export function attachWebSocket(yoga: GraphQLYoga, server: http.Server, log: Logger): WebSocketAttachment {
+  const wss = new WebSocketServer({ noServer: true });
+  const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (upgradePath(req) !== yoga.graphqlEndpoint) {
+      if (server.listenerCount('upgrade') === 1) {
+        socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      }
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  };
+  server.on('upgrade', onUpgrade);
+
+  const disposable = useServer<Record<string, unknown> | undefined>(
+    {
+      execute: (args) => (args.rootValue as EnvelopedRoot).execute(args) as never,
+      subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args) as never,
+      onSubscribe: async (ctx, _id, params) => {
+        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+          ...ctx,
+          req: ctx.extra.request,
+          socket: ctx.extra.socket,
+          params,
+        });
+        let document: ReturnType<typeof parse>;
+        try {
+          document = parse(params.query);
+        } catch (err) {
+          // Syntax errors and armor's token limit: report them as GraphQL errors instead of closing the socket.
+          if (isGraphQLError(err)) return [err];
+          throw err;
+        }
+        const errors = validate(schema, document);
+        if (errors.length > 0) return errors;
+        return {
+          schema,
+          document,
+          operationName: params.operationName ?? null,
+          variableValues: params.variables ?? null,
+          contextValue: await contextFactory(),
+          rootValue: { execute, subscribe } satisfies EnvelopedRoot,
+        };
+      },
+      onError: (_ctx, _id, _payload, errors) => {
+        log.debug({ errors: errors.map((e) => e.message) }, 'websocket operation failed');
+      },
+    },
+    wss,
+  );
+  log.debug({ path: yoga.graphqlEndpoint }, 'graphql-ws attached');
+
+  let closed: Promise<void> | undefined;
+  return {
+    wss,
+    close() {
+      closed ??= (async () => {
+        server.off('upgrade', onUpgrade);
+        await disposable.dispose();
+        for (const client of wss.clients) client.terminate();
+        await new Promise<void>((resolve) => wss.close(() => resolve()));
+      })();
+      return closed;
+    },
+  };
+}
+
+export function createGraphQLServer(opts: GraphQLServerOptions): GraphQLServer {
+  const yoga = createGraphQLYoga(opts);
+  const router = Router();
+  // Yoga reads req.originalUrl, so mounting under the endpoint path keeps its URL matching intact.
+  // requestListener writes the response and handles its own errors (masked, logged).
+  router.use(yoga.graphqlEndpoint, (req, res) => {
+    void yoga.requestListener(req, res);
+  });
+  const attachments: WebSocketAttachment[] = [];
+  return {
+    yoga,
+    router,
+    attachWebSocket(server) {
+      const attachment = attachWebSocket(yoga, server, opts.log);
+      attachments.push(attachment);
+      return attachment;
+    },
+    async close() {
+      await Promise.all(attachments.map((a) => a.close()));
+      await yoga.dispose();
+    },
+  };
+}
