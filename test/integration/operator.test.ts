@@ -252,7 +252,11 @@ describe('operator', () => {
     status = await waitForStatus('busy', `${a} eligible again`, (s) => s.eligibleCount === 2);
     expect(status.eligibleNodes).toEqual([a, b].sort());
     await waitFor('a NodeEligible Event', async () => (await events('NodeEligible', a)).length > 0);
-    const rows = (await suggestions()).filter((s) => s.rule === 'busy');
+    // The status above may have been written by another test file's gateway: wait for ours too.
+    const rows = await waitFor('suggestions without the heavy pod', async () => {
+      const found = (await suggestions()).filter((s) => s.rule === 'busy');
+      return found.length === 2 ? found : undefined;
+    });
     expect(rows).toEqual([
       { node: a, rule: 'busy', namespace: ns.name, headroom: 50, cpuPercent: 0, memoryPercent: 0 },
       { node: b, rule: 'busy', namespace: ns.name, headroom: 25, cpuPercent: 25, memoryPercent: 25 },
