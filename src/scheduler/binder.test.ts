@@ -1,0 +1,63 @@
+import { ApiException } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { classifyBindError, conditionUpToDate, unschedulablePatch } from './binder.js';
+import { pod } from './testing.js';
+
+const apiError = (code: number, message: string) =>
+  new ApiException(code, 'error', JSON.stringify({ kind: 'Status', message }), {});
+
+describe('classifyBindError', () => {
+  it.each([
+    [apiError(409, 'pod web-1 is already assigned to node "n1"'), 'already-bound'],
+    [apiError(404, 'pods "web-1" not found'), 'pod-gone'],
+    [
+      apiError(409, 'Operation cannot be fulfilled on pods/binding "web-1": pod web-1 is being deleted'),
+      'failed',
+    ],
+    [apiError(500, 'etcdserver: request timed out'), 'failed'],
+    [new Error('socket hang up'), 'failed'],
+  ])('%s → %s', (err, kind) => {
+    expect(classifyBindError(err).kind).toBe(kind);
+  });
+
+  it('keeps the API server message', () => {
+    expect(classifyBindError(apiError(500, 'etcdserver: request timed out'))).toEqual({
+      kind: 'failed',
+      message: 'etcdserver: request timed out',
+      status: 500,
+    });
+  });
+});
+
+describe('unschedulablePatch', () => {
+  const now = new Date('2026-11-29T12:00:00.123Z');
+
+  it('sets PodScheduled=False/Unschedulable guarded by the resourceVersion', () => {
+    expect(unschedulablePatch(pod('p'), '0/1 nodes are available: 1 Too many pods.', now)).toEqual({
+      metadata: { resourceVersion: '1' },
+      status: {
+        conditions: [
+          {
+            type: 'PodScheduled',
+            status: 'False',
+            reason: 'Unschedulable',
+            message: '0/1 nodes are available: 1 Too many pods.',
+            lastProbeTime: null,
+            lastTransitionTime: '2026-11-29T12:00:00Z',
+          },
+        ],
+      },
+    });
+  });
+
+  it('keeps lastTransitionTime when the status does not change', () => {
+    const p = {
+      ...pod('p'),
+      scheduledCondition: { status: 'False', reason: 'Unschedulable', message: 'old' },
+    };
+    const patch = unschedulablePatch(p, 'new', now);
+    expect(patch.status.conditions[0].lastTransitionTime).toBeUndefined();
+    expect(conditionUpToDate(p, 'old')).toBe(true);
+    expect(conditionUpToDate(p, 'new')).toBe(false);
+  });
+});

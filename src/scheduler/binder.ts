@@ -1,0 +1,287 @@
+/**
+ * The scheduler's writes to the API server: pods/binding, the PodScheduled condition through the pod
+ * status subresource, and events.k8s.io Events; plus reading those Events back to rebuild the history.
+ * Binds are awaited by the caller (it rate-limits them); condition patches and Events are fire-and-forget
+ * through their own rate-limited, bounded, per-pod-coalescing write queue, so they never delay a bind.
+ */
+import {
+  ApiException,
+  CoreV1Api,
+  EventsV1Api,
+  type EventsV1Event,
+  type KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  V1MicroTime,
+} from '@kubernetes/client-node';
+import type { PodInfo } from '../cluster/model.js';
+import type { Logger } from '../log.js';
+import { decisionEvent, decisionFromEvent } from './event-codec.js';
+import type { Decision } from './explain.js';
+import { acquireToken, type TokenBucket } from './ratelimit.js';
+
+export type BindOutcome =
+  | { kind: 'bound' }
+  /** 409 "already assigned": someone else (a previous leader) bound it. Never retried. */
+  | { kind: 'already-bound'; message: string }
+  /** 404: the pod is gone. */
+  | { kind: 'pod-gone'; message: string }
+  | { kind: 'failed'; message: string; status?: number };
+
+/** What the scheduler needs from the API server (tests substitute a fake). */
+export interface SchedulerApi {
+  bind(pod: PodInfo, node: string): Promise<BindOutcome>;
+  /** Sets PodScheduled=False/Unschedulable with the message (asynchronously, best effort). */
+  markUnschedulable(pod: PodInfo, message: string): void;
+  /** Writes the decision's Event (asynchronously, best effort). */
+  recordDecision(decision: Decision): void;
+  /** The decisions recorded in Events by this scheduler (reportingController), newest last. */
+  listDecisions(max: number): Promise<Decision[]>;
+  /** Waits for queued writes (bounded by the signal), then drops the rest. */
+  drain(signal?: AbortSignal): Promise<void>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: error bodies are untyped JSON.
+type Json = any;
+
+export function apiErrorMessage(err: unknown): string {
+  if (err instanceof ApiException) {
+    try {
+      const body = JSON.parse(String(err.body)) as Json;
+      if (typeof body?.message === 'string') return body.message;
+    } catch {
+      // not JSON
+    }
+    return `HTTP ${err.code}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** A failed binding → what the scheduler does next. */
+export function classifyBindError(err: unknown): BindOutcome {
+  const message = apiErrorMessage(err);
+  if (err instanceof ApiException) {
+    if (err.code === 409 && /already (assigned|bound)/i.test(message))
+      return { kind: 'already-bound', message };
+    if (err.code === 404) return { kind: 'pod-gone', message };
+    return { kind: 'failed', message, status: err.code };
+  }
+  return { kind: 'failed', message };
+}
+
+/** The strategic-merge patch for PodScheduled=False; resourceVersion makes it fail if the pod moved on (e.g. got bound). */
+export function unschedulablePatch(pod: PodInfo, message: string, now: Date): Json {
+  const condition: Json = {
+    type: 'PodScheduled',
+    status: 'False',
+    reason: 'Unschedulable',
+    message,
+    lastProbeTime: null,
+  };
+  // Only a status change moves lastTransitionTime; the patch merges into the existing element otherwise.
+  if (pod.scheduledCondition?.status !== 'False')
+    condition.lastTransitionTime = now.toISOString().replace(/\.\d+Z$/, 'Z');
+  return { metadata: { resourceVersion: pod.resourceVersion }, status: { conditions: [condition] } };
+}
+
+export function conditionUpToDate(pod: PodInfo, message: string): boolean {
+  const c = pod.scheduledCondition;
+  return c?.status === 'False' && c.reason === 'Unschedulable' && c.message === message;
+}
+
+interface Write {
+  key: string;
+  run: () => Promise<void>;
+}
+
+/** A bounded FIFO of writes with a per-key slot: a newer write for the same key replaces the queued one. */
+class WriteQueue {
+  private readonly pending = new Map<string, Write>();
+  private running = 0;
+  private idle: (() => void)[] = [];
+  dropped = 0;
+
+  constructor(
+    private readonly bucket: TokenBucket,
+    private readonly concurrency: number,
+    private readonly maxPending: number,
+    private readonly log: Logger,
+  ) {}
+
+  push(w: Write): void {
+    if (!this.pending.has(w.key) && this.pending.size >= this.maxPending) {
+      this.dropped++;
+      if (this.dropped % 100 === 1)
+        this.log.warn({ dropped: this.dropped }, 'scheduler write queue full: dropping writes');
+      return;
+    }
+    this.pending.delete(w.key);
+    this.pending.set(w.key, w);
+    this.pump();
+  }
+
+  get size(): number {
+    return this.pending.size + this.running;
+  }
+
+  whenIdle(): Promise<void> {
+    if (this.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  clear(): void {
+    this.pending.clear();
+    if (this.running === 0) this.notifyIdle();
+  }
+
+  private pump(): void {
+    while (this.running < this.concurrency && this.pending.size > 0) {
+      const [key, w] = this.pending.entries().next().value as [string, Write];
+      this.pending.delete(key);
+      this.running++;
+      void acquireToken(this.bucket)
+        .then(() => w.run())
+        .catch((err: unknown) => this.log.debug({ err: apiErrorMessage(err), key }, 'scheduler write failed'))
+        .finally(() => {
+          this.running--;
+          this.pump();
+          if (this.size === 0) this.notifyIdle();
+        });
+    }
+  }
+
+  private notifyIdle(): void {
+    const waiters = this.idle;
+    this.idle = [];
+    for (const w of waiters) w();
+  }
+}
+
+export interface KubeSchedulerApiOptions {
+  kubeConfig: KubeConfig;
+  /** reportingController of our Events: the scheduler name, as kube-scheduler does. */
+  controller: string;
+  /** reportingInstance: `<controller>-<identity>`. */
+  instance: string;
+  /** Rate limiter for condition patches and Events (binds use their own). */
+  writeBucket: TokenBucket;
+  log: Logger;
+  writeConcurrency?: number;
+  maxPendingWrites?: number;
+}
+
+export class KubeSchedulerApi implements SchedulerApi {
+  private readonly core: CoreV1Api;
+  private readonly events: EventsV1Api;
+  private readonly writes: WriteQueue;
+  private eventSeq = 0;
+
+  constructor(private readonly opts: KubeSchedulerApiOptions) {
+    this.core = opts.kubeConfig.makeApiClient(CoreV1Api);
+    this.events = opts.kubeConfig.makeApiClient(EventsV1Api);
+    this.writes = new WriteQueue(
+      opts.writeBucket,
+      opts.writeConcurrency ?? 4,
+      opts.maxPendingWrites ?? 5000,
+      opts.log,
+    );
+  }
+
+  async bind(pod: PodInfo, node: string): Promise<BindOutcome> {
+    try {
+      await this.core.createNamespacedPodBinding({
+        name: pod.name,
+        namespace: pod.namespace,
+        body: {
+          apiVersion: 'v1',
+          kind: 'Binding',
+          // The UID precondition keeps a recreated pod of the same name from being bound by an old decision.
+          metadata: { name: pod.name, namespace: pod.namespace, ...(pod.uid ? { uid: pod.uid } : {}) },
+          target: { apiVersion: 'v1', kind: 'Node', name: node },
+        },
+      });
+      return { kind: 'bound' };
+    } catch (err) {
+      return classifyBindError(err);
+    }
+  }
+
+  markUnschedulable(pod: PodInfo, message: string): void {
+    if (conditionUpToDate(pod, message)) return;
+    this.writes.push({
+      key: `status:${pod.namespace}/${pod.name}`,
+      run: async () => {
+        try {
+          await this.core.patchNamespacedPodStatus(
+            { name: pod.name, namespace: pod.namespace, body: unschedulablePatch(pod, message, new Date()) },
+            setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+          );
+        } catch (err) {
+          // 409: the pod changed since (bound, or updated) — the next attempt writes a fresh condition.
+          if (err instanceof ApiException && (err.code === 409 || err.code === 404)) return;
+          throw err;
+        }
+      },
+    });
+  }
+
+  recordDecision(decision: Decision): void {
+    const ev = decisionEvent(decision);
+    const seq = this.eventSeq++;
+    const body: EventsV1Event = {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: {
+        // kube-scheduler's naming: <pod>.<hex timestamp>; the sequence keeps same-millisecond names apart.
+        name: `${decision.pod.slice(0, 200)}.${(Date.now() * 1000 + (seq % 1000)).toString(16)}`,
+        namespace: ev.namespace,
+        annotations: ev.annotations,
+      },
+      eventTime: new V1MicroTime(),
+      reportingController: this.opts.controller,
+      reportingInstance: this.opts.instance.slice(0, 128),
+      action: ev.action,
+      reason: ev.reason,
+      type: ev.type,
+      note: ev.note,
+      regarding: ev.regarding,
+    };
+    this.writes.push({
+      key: `event:${seq}`,
+      run: async () => {
+        await this.events.createNamespacedEvent({ namespace: ev.namespace, body });
+      },
+    });
+  }
+
+  async listDecisions(max: number): Promise<Decision[]> {
+    const out: Decision[] = [];
+    let cont: string | undefined;
+    do {
+      const page = await this.events.listEventForAllNamespaces({
+        fieldSelector: `reportingController=${this.opts.controller}`,
+        limit: 500,
+        _continue: cont,
+      });
+      for (const ev of page.items) {
+        const d = decisionFromEvent(ev);
+        if (d) out.push(d);
+      }
+      cont = page.metadata?._continue || undefined;
+    } while (cont && out.length < max * 4);
+    out.sort((a, b) => Date.parse(a.time) - Date.parse(b.time));
+    return out.slice(-max);
+  }
+
+  async drain(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) {
+      this.writes.clear();
+      return;
+    }
+    await Promise.race([
+      this.writes.whenIdle(),
+      new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true })),
+    ]);
+    this.writes.clear();
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The scheduler as a gateway component: wires the loop to the shared cache, load tracker and leader
+ * elector, and serves GET /scheduler/status.
+ */
+import { Router } from 'express';
+import type { GatewayComponent, GatewayContext } from '../app.js';
+import { defaultIdentity } from '../leader/lease.js';
+import { componentLogger } from '../log.js';
+import { KubeSchedulerApi, type SchedulerApi } from './binder.js';
+import { TokenBucket } from './ratelimit.js';
+import { type LeaderView, Scheduler, type SchedulerOptions } from './scheduler.js';
+
+export interface SchedulerComponentDeps {
+  /** The gateway's election (default ctx.leader): only the leader schedules. */
+  leader?: LeaderView & { identity?: string };
+  /** Overrides on top of the gateway config (score weights, a global burst guard, history bounds...). */
+  options?: Partial<SchedulerOptions>;
+  /** Replaces the API writer (tests). */
+  api?: SchedulerApi;
+}
+
+export type SchedulerComponent = GatewayComponent & { scheduler: Scheduler };
+
+export function schedulerComponent(
+  ctx: GatewayContext,
+  deps: SchedulerComponentDeps = {},
+): SchedulerComponent {
+  const log = componentLogger(ctx.log, 'scheduler');
+  const { config } = ctx;
+  const leader = deps.leader ?? ctx.leader;
+  const identity = deps.options?.identity ?? leader.identity ?? config.identity ?? defaultIdentity();
+  const options: SchedulerOptions = {
+    schedulerName: config.schedulerName,
+    identity,
+    bindQps: config.bindQps,
+    bindBurst: config.bindBurst,
+    ...deps.options,
+  };
+  const api =
+    deps.api ??
+    new KubeSchedulerApi({
+      kubeConfig: ctx.kubeConfig,
+      controller: options.schedulerName,
+      instance: `${options.schedulerName}-${identity}`,
+      // Condition patches and Events get a budget of their own, so they never slow binds down.
+      writeBucket: new TokenBucket({ qps: options.bindQps, burst: options.bindBurst }),
+      log,
+    });
+  const scheduler = new Scheduler({
+    cache: ctx.cache,
+    loads: ctx.loads,
+    api,
+    leader,
+    log,
+    registry: ctx.registry,
+    options,
+  });
+
+  const routes = Router();
+  routes.get('/scheduler/status', (_req, res) => {
+    res.json(scheduler.status());
+  });
+
+  return {
+    name: 'scheduler',
+    scheduler,
+    userRoutes: routes,
+    start() {
+      scheduler.start();
+      scheduler.rebuildHistory().then(
+        (n) => log.info({ decisions: n }, 'decision history rebuilt from Events'),
+        (err: unknown) => log.warn({ err }, 'could not rebuild the decision history from Events'),
+      );
+    },
+    async stop() {
+      await scheduler.stop();
+    },
+  };
+}

@@ -1,0 +1,304 @@
+/**
+ * Decisions ↔ the Events the scheduler writes, so the history survives a restart. The Event's note is
+ * the human text (kube-scheduler's wording, ≤ 1 KB as the API requires); the full decision travels as a
+ * compact JSON annotation on the Event, capped in size by keeping the best feasible candidates and a
+ * sample of the others (one per distinct reason first).
+ */
+
+import {
+  type Candidate,
+  candidatesByImportance,
+  type Decision,
+  type DecisionResult,
+  type DecisionRule,
+} from './explain.js';
+import type { CandidateLoad, FilterCode, FilterReason, FilterStage, RuleCheck } from './filter.js';
+
+export const DECISION_ANNOTATION = 'scheduling.nodeload.example.com/decision';
+export const MAX_NOTE_BYTES = 1024;
+export const MAX_DECISION_ANNOTATION_BYTES = 16 * 1024;
+
+// biome-ignore lint/suspicious/noExplicitAny: Events read back are untyped JSON.
+type Json = any;
+
+/** The parts of an events.k8s.io/v1 Event that carry a decision (eventTime is added at the I/O edge). */
+export interface DecisionEvent {
+  namespace: string;
+  reason: 'Scheduled' | 'FailedScheduling';
+  action: 'Binding' | 'Scheduling';
+  type: 'Normal' | 'Warning';
+  note: string;
+  regarding: { apiVersion: 'v1'; kind: 'Pod'; namespace: string; name: string; uid: string };
+  annotations: Record<string, string>;
+}
+
+const LOAD_FIELDS = [
+  'cpuPercent',
+  'memoryPercent',
+  'cpuPercentAfter',
+  'memoryPercentAfter',
+  'estimatedCpuMilli',
+  'estimatedMemoryBytes',
+  'estimatedPods',
+  'requestedCpuMilli',
+  'requestedMemoryBytes',
+  'allocatableCpuMilli',
+  'allocatableMemoryBytes',
+  'podCount',
+  'allocatablePods',
+] as const;
+
+const STAGE_OF: Record<FilterCode, FilterStage> = {
+  NodeNotReady: 'node',
+  NodeUnschedulable: 'node',
+  NoLoad: 'node',
+  TaintNotTolerated: 'taints',
+  NodeAffinityMismatch: 'affinity',
+  InsufficientCPU: 'resources',
+  InsufficientMemory: 'resources',
+  TooManyPods: 'resources',
+  RuleNotAllowed: 'ruleNodes',
+  RuleCPUExceeded: 'ruleLoad',
+  RuleMemoryExceeded: 'ruleLoad',
+  RuleLoadUnavailable: 'ruleLoad',
+  RuleBurstLimit: 'burst',
+  BurstLimit: 'burst',
+};
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+/** Cuts a string to at most `max` UTF-8 bytes, ending with an ellipsis when cut. */
+export function truncateBytes(s: string, max: number): string {
+  if (Buffer.byteLength(s) <= max) return s;
+  let out = s.slice(0, max);
+  while (Buffer.byteLength(`${out}…`) > max) out = out.slice(0, -1);
+  return `${out}…`;
+}
+
+type CompactBurst = [number, number, number];
+type CompactRule = [string, number, number, number, number, CompactBurst?];
+type CompactCandidate = [
+  string,
+  number,
+  number | null,
+  number | null,
+  number | null,
+  (string | number)[] | null,
+  [string, string, string][],
+  CompactRule[],
+  CompactBurst?,
+];
+
+function compactBurst(b: { placements: number; maxPlacements: number; windowSeconds: number }): CompactBurst {
+  return [b.placements, b.maxPlacements, b.windowSeconds];
+}
+
+function compactLoad(l: CandidateLoad): (string | number)[] {
+  return [l.source, l.metricsStale ? 1 : 0, l.unavailable ? 1 : 0, ...LOAD_FIELDS.map((f) => round2(l[f]))];
+}
+
+function compactCandidate(c: Candidate): CompactCandidate {
+  const out: CompactCandidate = [
+    c.node,
+    c.feasible ? 1 : 0,
+    c.score === undefined ? null : round2(c.score),
+    c.balanced === undefined ? null : round2(c.balanced),
+    c.rank ?? null,
+    c.load ? compactLoad(c.load) : null,
+    c.reasons.map((r) => [r.code, r.reason, r.detail]),
+    c.rules.map((r) => {
+      const rule: CompactRule = [
+        r.rule,
+        r.allowed ? 1 : 0,
+        r.bypassed ? 1 : 0,
+        round2(r.cpuMargin),
+        round2(r.memoryMargin),
+      ];
+      if (r.burst) rule.push(compactBurst(r.burst));
+      return rule;
+    }),
+  ];
+  if (c.burst) out.push(compactBurst(c.burst));
+  return out;
+}
+
+/** The decision as compact JSON of at most maxBytes, dropping the least important candidates if needed. */
+export function encodeDecision(d: Decision, maxBytes = MAX_DECISION_ANNOTATION_BYTES): string {
+  const ordered = candidatesByImportance(d.candidates);
+  const base = {
+    v: 1,
+    id: d.id,
+    r: d.result,
+    n: d.node,
+    t: d.time,
+    am: round2(d.algorithmMs),
+    lm: round2(d.latencyMs),
+    em: round2(d.e2eLatencyMs),
+    a: d.attempts,
+    ri: d.reportingInstance,
+    tn: d.totalNodes,
+    fn: d.feasibleNodes,
+    ru: d.rules.map((r) => [
+      r.namespace,
+      r.name,
+      r.maxCPU,
+      r.maxMemory,
+      r.burst?.maxPlacements,
+      r.burst?.windowSeconds,
+    ]),
+    m: Buffer.byteLength(d.message) > MAX_NOTE_BYTES ? truncateBytes(d.message, 4096) : undefined,
+  };
+  let keep = ordered.length;
+  for (;;) {
+    const kept = ordered.slice(0, keep);
+    const omitted = d.candidates.length - kept.length + (d.candidatesOmitted ?? 0);
+    const json = JSON.stringify({ ...base, om: omitted || undefined, c: kept.map(compactCandidate) });
+    if (Buffer.byteLength(json) <= maxBytes || keep === 0) return json;
+    keep = Math.floor(keep / 2);
+  }
+}
+
+export function decisionEvent(d: Decision): DecisionEvent {
+  const scheduled = d.result === 'scheduled';
+  return {
+    namespace: d.namespace,
+    reason: scheduled ? 'Scheduled' : 'FailedScheduling',
+    action: scheduled ? 'Binding' : 'Scheduling',
+    type: scheduled ? 'Normal' : 'Warning',
+    note: truncateBytes(d.message, MAX_NOTE_BYTES),
+    regarding: { apiVersion: 'v1', kind: 'Pod', namespace: d.namespace, name: d.pod, uid: d.podUid },
+    annotations: { [DECISION_ANNOTATION]: encodeDecision(d) },
+  };
+}
+
+const num = (v: unknown, fallback = 0): number =>
+  typeof v === 'number' && Number.isFinite(v) ? v : fallback;
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+function decodeBurst(
+  v: Json,
+): { placements: number; maxPlacements: number; windowSeconds: number } | undefined {
+  return Array.isArray(v)
+    ? { placements: num(v[0]), maxPlacements: num(v[1]), windowSeconds: num(v[2]) }
+    : undefined;
+}
+
+function decodeLoad(v: Json): CandidateLoad | undefined {
+  if (!Array.isArray(v)) return undefined;
+  const load = {
+    source: str(v[0]) || 'requests',
+    metricsStale: v[1] === 1,
+    unavailable: v[2] === 1,
+  } as CandidateLoad;
+  LOAD_FIELDS.forEach((f, i) => {
+    load[f] = num(v[3 + i]);
+  });
+  return load;
+}
+
+function decodeCandidate(
+  v: Json,
+  rules: Map<string, DecisionRule>,
+  namespace: string,
+): Candidate | undefined {
+  if (!Array.isArray(v) || typeof v[0] !== 'string') return undefined;
+  const reasons: FilterReason[] = (Array.isArray(v[6]) ? v[6] : []).map((r: Json) => {
+    const code = str(r?.[0]) as FilterCode;
+    return { code, stage: STAGE_OF[code] ?? 'node', reason: str(r?.[1]), detail: str(r?.[2]) };
+  });
+  for (const r of reasons) {
+    const m = /rule (\S+)/.exec(r.reason);
+    if (m?.[1] && r.stage !== 'node') r.rule = m[1];
+  }
+  const ruleChecks: RuleCheck[] = (Array.isArray(v[7]) ? v[7] : []).map((r: Json) => {
+    const def = rules.get(str(r?.[0]));
+    const check: RuleCheck = {
+      rule: str(r?.[0]),
+      namespace: def?.namespace ?? namespace,
+      allowed: r?.[1] === 1,
+      bypassed: r?.[2] === 1,
+      maxCPU: def?.maxCPU ?? 0,
+      maxMemory: def?.maxMemory ?? 0,
+      cpuMargin: num(r?.[3]),
+      memoryMargin: num(r?.[4]),
+    };
+    const burst = decodeBurst(r?.[5]);
+    if (burst) check.burst = burst;
+    return check;
+  });
+  const c: Candidate = { node: v[0], feasible: v[1] === 1, reasons, rules: ruleChecks };
+  const load = decodeLoad(v[5]);
+  if (load) c.load = load;
+  if (typeof v[2] === 'number') c.score = v[2];
+  if (typeof v[3] === 'number') c.balanced = v[3];
+  if (typeof v[4] === 'number') c.rank = v[4];
+  const burst = decodeBurst(v[8]);
+  if (burst) c.burst = burst;
+  return c;
+}
+
+function eventTimeOf(ev: Json): string {
+  for (const t of [ev?.eventTime, ev?.deprecatedFirstTimestamp, ev?.metadata?.creationTimestamp]) {
+    if (t instanceof Date) return t.toISOString();
+    if (typeof t === 'string' && t) return t;
+  }
+  return new Date(0).toISOString();
+}
+
+/**
+ * A decision back from an Event this scheduler wrote (events.k8s.io/v1 shape, raw or deserialised).
+ * Without the annotation (written by an older version, or stripped) only the outline is recovered.
+ */
+export function decisionFromEvent(ev: Json): Decision | undefined {
+  const reason = str(ev?.reason);
+  if (reason !== 'Scheduled' && reason !== 'FailedScheduling') return undefined;
+  const regarding = ev?.regarding ?? ev?.involvedObject ?? {};
+  const namespace = str(regarding.namespace) || str(ev?.metadata?.namespace);
+  const note = str(ev?.note ?? ev?.message);
+  let c: Json;
+  try {
+    c = JSON.parse(str(ev?.metadata?.annotations?.[DECISION_ANNOTATION]) || 'null');
+  } catch {
+    c = null;
+  }
+  const result: DecisionResult =
+    reason === 'Scheduled' ? 'scheduled' : c?.r === 'error' ? 'error' : 'unschedulable';
+  const rules: DecisionRule[] = (Array.isArray(c?.ru) ? c.ru : []).map((r: Json) => {
+    const rule: DecisionRule = {
+      namespace: str(r?.[0]),
+      name: str(r?.[1]),
+      maxCPU: num(r?.[2]),
+      maxMemory: num(r?.[3]),
+    };
+    if (typeof r?.[4] === 'number') rule.burst = { maxPlacements: r[4], windowSeconds: num(r?.[5]) };
+    return rule;
+  });
+  const ruleMap = new Map(rules.map((r) => [r.name, r]));
+  const candidates = (Array.isArray(c?.c) ? c.c : [])
+    .map((x: Json) => decodeCandidate(x, ruleMap, namespace))
+    .filter((x: Candidate | undefined): x is Candidate => x !== undefined);
+  const assigned = /^Successfully assigned \S+ to (\S+)$/.exec(note)?.[1];
+  const d: Decision = {
+    id: str(c?.id) || `event-${str(ev?.metadata?.uid) || str(ev?.metadata?.name)}`,
+    namespace,
+    pod: str(regarding.name),
+    podUid: str(regarding.uid),
+    result,
+    time: str(c?.t) || eventTimeOf(ev),
+    algorithmMs: num(c?.am),
+    latencyMs: num(c?.lm),
+    e2eLatencyMs: num(c?.em),
+    attempts: num(c?.a, 1),
+    message: str(c?.m) || note,
+    rules,
+    totalNodes: num(c?.tn, candidates.length),
+    feasibleNodes: num(c?.fn),
+    candidates,
+    reportingInstance: str(c?.ri) || str(ev?.reportingInstance),
+    rebuilt: true,
+  };
+  const node = str(c?.n) || assigned;
+  if (node) d.node = node;
+  if (typeof c?.om === 'number') d.candidatesOmitted = c.om;
+  return d;
+}

@@ -1,0 +1,152 @@
+/**
+ * Explained decisions: what the scheduler decided for one attempt and every node's verdict with the
+ * numbers behind it, plus the kube-scheduler-style messages ("0/12 nodes are available: ...").
+ */
+import type { NodeLoadRule } from '../rules/types.js';
+import { type NodeVerdict, primaryReasons } from './filter.js';
+import type { NodeScore } from './score.js';
+
+export type DecisionResult = 'scheduled' | 'unschedulable' | 'error';
+
+/** A node as the decision saw it: the filter verdict, plus the score when it was feasible. */
+export interface Candidate extends NodeVerdict {
+  score?: number;
+  balanced?: number;
+  /** 1 = chosen (or would have been); feasible nodes only. */
+  rank?: number;
+}
+
+export interface DecisionRule {
+  namespace: string;
+  name: string;
+  maxCPU: number;
+  maxMemory: number;
+  burst?: { maxPlacements: number; windowSeconds: number };
+}
+
+export interface Decision {
+  /** Unique, stable across a restart (carried in the Event). */
+  id: string;
+  namespace: string;
+  pod: string;
+  podUid: string;
+  result: DecisionResult;
+  /** The chosen node (for 'error': the node the failed bind targeted). */
+  node?: string;
+  /** ISO time the attempt started. */
+  time: string;
+  /** Filter + score, in ms. */
+  algorithmMs: number;
+  /** The whole attempt (algorithm + bind), in ms. */
+  latencyMs: number;
+  /** From the pod entering the queue to this outcome, in ms. */
+  e2eLatencyMs: number;
+  attempts: number;
+  /** The Event/condition text: "Successfully assigned ns/p to n" or "0/3 nodes are available: ...". */
+  message: string;
+  rules: DecisionRule[];
+  totalNodes: number;
+  feasibleNodes: number;
+  /** Feasible nodes best first, then the others by name. */
+  candidates: Candidate[];
+  /** Which gateway instance decided (the Event's reportingInstance). */
+  reportingInstance: string;
+  /** Rebuilt from an Event after a restart: candidates may be a subset (see candidatesOmitted). */
+  rebuilt?: boolean;
+  candidatesOmitted?: number;
+}
+
+/** kube-scheduler's ErrNoNodesAvailable. */
+export const NO_NODES_MESSAGE = 'no nodes available to schedule pods';
+
+/**
+ * "0/N nodes are available: 3 node(s) exceed rule web-tier cpu 80%, 9 node(s) not allowed by rule web-tier."
+ * As kube-scheduler's FitError: per node the reasons of its first failing stage, counted, and the
+ * "<count> <reason>" strings sorted as strings.
+ */
+export function unschedulableMessage(totalNodes: number, verdicts: readonly NodeVerdict[]): string {
+  if (totalNodes === 0) return NO_NODES_MESSAGE;
+  const counts = new Map<string, number>();
+  for (const v of verdicts) {
+    if (v.feasible) continue;
+    for (const reason of new Set(primaryReasons(v).map((r) => r.reason))) {
+      counts.set(reason, (counts.get(reason) ?? 0) + 1);
+    }
+  }
+  const parts = [...counts].map(([reason, n]) => `${n} ${reason}`).sort();
+  const head = `0/${totalNodes} nodes are available`;
+  return parts.length ? `${head}: ${parts.join(', ')}.` : `${head}.`;
+}
+
+export function scheduledMessage(namespace: string, pod: string, node: string): string {
+  return `Successfully assigned ${namespace}/${pod} to ${node}`;
+}
+
+export function decisionRules(rules: readonly NodeLoadRule[]): DecisionRule[] {
+  return rules.map((r) => ({
+    namespace: r.namespace,
+    name: r.name,
+    maxCPU: r.spec.maxCPU,
+    maxMemory: r.spec.maxMemory,
+    ...(r.spec.burst ? { burst: { ...r.spec.burst } } : {}),
+  }));
+}
+
+function byNode(a: { node: string }, b: { node: string }): number {
+  return a.node < b.node ? -1 : a.node > b.node ? 1 : 0;
+}
+
+/**
+ * Verdicts and scores → candidates, feasible ones in rank order first. The verdict objects are this
+ * cycle's own, so they are extended in place rather than copied.
+ */
+export function buildCandidates(verdicts: NodeVerdict[], ranked: readonly NodeScore[]): Candidate[] {
+  const byName = new Map<string, Candidate>();
+  for (const v of verdicts) byName.set(v.node, v);
+  const feasible: Candidate[] = [];
+  ranked.forEach((s, i) => {
+    const c = byName.get(s.node);
+    if (!c) return;
+    c.score = s.score;
+    c.balanced = s.balanced;
+    c.rank = i + 1;
+    feasible.push(c);
+  });
+  const infeasible = verdicts.filter((v) => !v.feasible).sort(byNode);
+  return [...feasible, ...infeasible];
+}
+
+/**
+ * Candidates in order of what explains a decision best: feasible ones by rank, then one infeasible node
+ * per distinct first reason, then the other infeasible nodes.
+ */
+export function candidatesByImportance(candidates: readonly Candidate[]): Candidate[] {
+  const feasible = candidates.filter((c) => c.feasible);
+  const seen = new Set<string>();
+  const representative: Candidate[] = [];
+  const rest: Candidate[] = [];
+  for (const c of candidates) {
+    if (c.feasible) continue;
+    const key = c.reasons[0]?.reason ?? '';
+    if (seen.has(key)) rest.push(c);
+    else {
+      seen.add(key);
+      representative.push(c);
+    }
+  }
+  return [...feasible, ...representative, ...rest];
+}
+
+/** The candidates worth keeping once a decision is old: the best few feasible, one per distinct reason. */
+export function keyCandidates(candidates: readonly Candidate[], maxFeasible = 10): Candidate[] {
+  const feasible = candidates.filter((c) => c.feasible).slice(0, maxFeasible);
+  const seen = new Set<string>();
+  const representative: Candidate[] = [];
+  for (const c of candidates) {
+    const key = c.reasons[0]?.reason ?? '';
+    if (c.feasible || seen.has(key)) continue;
+    seen.add(key);
+    representative.push(c);
+  }
+  return [...feasible, ...representative];
+}

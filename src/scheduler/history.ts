@@ -1,0 +1,183 @@
+/**
+ * The bounded in-memory history of decisions, newest first, with filters and cursor pagination.
+ * Bounded twice: by the number of decisions and by the candidates they hold in total, since one
+ * decision on a 5 000-node cluster carries 5 000 verdicts. Over the candidate budget, older decisions
+ * first lose their detail (keeping the best feasible nodes and one node per distinct reason; see
+ * candidatesOmitted) and only then are evicted, so a large cluster still has a long history.
+ */
+import { type Decision, type DecisionResult, keyCandidates } from './explain.js';
+
+export interface HistoryQuery {
+  namespace?: string;
+  pod?: string;
+  /** Decisions that chose (or tried to bind to) this node. */
+  node?: string;
+  result?: DecisionResult;
+  /** ISO time or ms since the epoch: decisions at or after it. */
+  since?: string | number;
+  /** Page size (default 50, at most 500). */
+  limit?: number;
+  /** The cursor of the previous page: continue after it. */
+  after?: string;
+}
+
+export interface HistoryPage {
+  items: Decision[];
+  /** Present when more (older) decisions match. */
+  nextCursor?: string;
+}
+
+export interface HistoryLimits {
+  maxDecisions?: number;
+  maxCandidates?: number;
+}
+
+interface Entry {
+  seq: number;
+  timeMs: number;
+  decision: Decision;
+  summarized?: boolean;
+}
+
+export const DEFAULT_MAX_DECISIONS = 2000;
+export const DEFAULT_MAX_CANDIDATES = 100_000;
+export const DEFAULT_PAGE = 50;
+export const MAX_PAGE = 500;
+
+function encodeCursor(seq: number): string {
+  return seq.toString(36);
+}
+
+function decodeCursor(cursor: string): number | undefined {
+  if (!/^[0-9a-z]+$/.test(cursor)) return undefined;
+  const n = Number.parseInt(cursor, 36);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+function sinceMs(since: string | number | undefined): number | undefined {
+  if (since === undefined) return undefined;
+  if (typeof since === 'number') return since;
+  const t = Date.parse(since);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+export class InvalidCursorError extends Error {
+  constructor(cursor: string) {
+    super(`invalid cursor "${cursor}"`);
+  }
+}
+
+export class DecisionHistory {
+  /** Oldest first; `start` skips evicted entries until the array is compacted. */
+  private entries: Entry[] = [];
+  private start = 0;
+  /** Entries before this index are summarized already. */
+  private summarizeFrom = 0;
+  private readonly byId = new Map<string, Entry>();
+  private candidates = 0;
+  private seq = 0;
+  readonly maxDecisions: number;
+  readonly maxCandidates: number;
+
+  constructor(limits: HistoryLimits = {}) {
+    this.maxDecisions = Math.max(1, limits.maxDecisions ?? DEFAULT_MAX_DECISIONS);
+    this.maxCandidates = Math.max(1, limits.maxCandidates ?? DEFAULT_MAX_CANDIDATES);
+  }
+
+  get size(): number {
+    return this.entries.length - this.start;
+  }
+
+  add(decision: Decision): void {
+    if (this.byId.has(decision.id)) return;
+    const entry: Entry = { seq: this.seq++, timeMs: Date.parse(decision.time) || 0, decision };
+    this.entries.push(entry);
+    this.byId.set(decision.id, entry);
+    this.candidates += decision.candidates.length;
+    this.evict();
+  }
+
+  /**
+   * Merges decisions rebuilt after a restart (any order) with what is already recorded, by time.
+   * Cursors handed out before are invalidated; this runs once, at start.
+   */
+  restore(decisions: Iterable<Decision>): void {
+    const all = this.entries.slice(this.start);
+    for (const d of decisions) {
+      if (this.byId.has(d.id)) continue;
+      const entry: Entry = { seq: 0, timeMs: Date.parse(d.time) || 0, decision: d };
+      this.byId.set(d.id, entry);
+      this.candidates += d.candidates.length;
+      all.push(entry);
+    }
+    all.sort((a, b) => a.timeMs - b.timeMs);
+    this.seq = 0;
+    for (const e of all) e.seq = this.seq++;
+    this.entries = all;
+    this.start = 0;
+    this.summarizeFrom = 0;
+    this.evict();
+  }
+
+  get(id: string): Decision | undefined {
+    return this.byId.get(id)?.decision;
+  }
+
+  /** Newest first. Throws InvalidCursorError on a malformed cursor. */
+  query(q: HistoryQuery = {}): HistoryPage {
+    const limit = Math.min(MAX_PAGE, Math.max(1, Math.floor(q.limit ?? DEFAULT_PAGE)));
+    let below = Number.POSITIVE_INFINITY;
+    if (q.after !== undefined) {
+      const seq = decodeCursor(q.after);
+      if (seq === undefined) throw new InvalidCursorError(q.after);
+      below = seq;
+    }
+    const since = sinceMs(q.since);
+    const items: Decision[] = [];
+    let last: Entry | undefined;
+    for (let i = this.entries.length - 1; i >= this.start; i--) {
+      const e = this.entries[i] as Entry;
+      if (e.seq >= below) continue;
+      if (since !== undefined && e.timeMs < since) continue;
+      const d = e.decision;
+      if (q.namespace !== undefined && d.namespace !== q.namespace) continue;
+      if (q.pod !== undefined && d.pod !== q.pod) continue;
+      if (q.node !== undefined && d.node !== q.node) continue;
+      if (q.result !== undefined && d.result !== q.result) continue;
+      if (items.length === limit) return { items, nextCursor: encodeCursor((last as Entry).seq) };
+      items.push(d);
+      last = e;
+    }
+    return { items };
+  }
+
+  private evict(): void {
+    // Summarize the oldest decisions (never the newest) until the candidates fit the budget.
+    this.summarizeFrom = Math.max(this.summarizeFrom, this.start);
+    while (this.candidates > this.maxCandidates && this.summarizeFrom < this.entries.length - 1) {
+      this.summarize(this.entries[this.summarizeFrom++] as Entry);
+    }
+    while (this.size > this.maxDecisions || (this.candidates > this.maxCandidates && this.size > 1)) {
+      const e = this.entries[this.start++] as Entry;
+      this.byId.delete(e.decision.id);
+      this.candidates -= e.decision.candidates.length;
+    }
+    if (this.start > 1024 && this.start * 2 > this.entries.length) {
+      this.entries = this.entries.slice(this.start);
+      this.summarizeFrom = Math.max(0, this.summarizeFrom - this.start);
+      this.start = 0;
+    }
+  }
+
+  /** Replaces the stored decision by a copy with only its key candidates (subscribers keep the full one). */
+  private summarize(e: Entry): void {
+    if (e.summarized) return;
+    e.summarized = true;
+    const d = e.decision;
+    const kept = keyCandidates(d.candidates);
+    const dropped = d.candidates.length - kept.length;
+    if (dropped <= 0) return;
+    e.decision = { ...d, candidates: kept, candidatesOmitted: (d.candidatesOmitted ?? 0) + dropped };
+    this.candidates -= dropped;
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The scheduler's Prometheus metrics in kube-scheduler's vocabulary (pkg/scheduler/metrics), prefixed
+ * nodeload_, with the same buckets so dashboards and SLOs carry over.
+ */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { DecisionResult } from './explain.js';
+import type { QueueName } from './queue.js';
+
+export interface SchedulerMetrics {
+  attempt(result: DecisionResult, seconds: number): void;
+  /** Queue entry → bound: kube-scheduler's pod_scheduling_sli_duration_seconds. */
+  scheduled(e2eSeconds: number, attempts: number): void;
+}
+
+function exponentialBuckets(start: number, factor: number, count: number): number[] {
+  return Array.from({ length: count }, (_, i) => start * factor ** i);
+}
+
+/** kube-scheduler caps its attempts label the same way, so the series stay bounded. */
+function attemptsLabel(attempts: number): string {
+  return attempts >= 16 ? '16+' : String(Math.max(1, attempts));
+}
+
+export function createSchedulerMetrics(
+  registry: Registry,
+  sources: { queueLengths: () => Record<QueueName, number>; bindsInFlight: () => number },
+): SchedulerMetrics {
+  const attempts = new Counter({
+    name: 'nodeload_scheduler_schedule_attempts_total',
+    help: 'Number of attempts to schedule pods, by the result. "unschedulable" means a pod could not be scheduled, while "error" means an internal scheduler problem (a failed bind).',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  const attemptDuration = new Histogram({
+    name: 'nodeload_scheduler_scheduling_attempt_duration_seconds',
+    help: 'Scheduling attempt latency in seconds (scheduling algorithm + binding).',
+    labelNames: ['result'],
+    buckets: exponentialBuckets(0.001, 2, 15),
+    registers: [registry],
+  });
+  const sli = new Histogram({
+    name: 'nodeload_scheduler_pod_scheduling_sli_duration_seconds',
+    help: 'E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue until it is bound.',
+    labelNames: ['attempts'],
+    buckets: exponentialBuckets(0.01, 2, 20),
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'nodeload_scheduler_pending_pods',
+    help: 'Number of pending pods, by the queue type. "active" means pods in activeQ; "backoff" means pods in backoffQ; "unschedulable" means pods waiting for a relevant cluster change.',
+    labelNames: ['queue'],
+    registers: [registry],
+    collect() {
+      const lengths = sources.queueLengths();
+      for (const queue of ['active', 'backoff', 'unschedulable'] as const)
+        this.set({ queue }, lengths[queue]);
+    },
+  });
+  new Gauge({
+    name: 'nodeload_scheduler_binds_in_flight',
+    help: 'Number of binding requests issued or waiting for the rate limiter.',
+    registers: [registry],
+    collect() {
+      this.set(sources.bindsInFlight());
+    },
+  });
+  for (const result of ['scheduled', 'unschedulable', 'error']) attempts.inc({ result }, 0);
+  return {
+    attempt(result, seconds) {
+      attempts.inc({ result });
+      attemptDuration.observe({ result }, seconds);
+    },
+    scheduled(e2eSeconds, n) {
+      sli.observe({ attempts: attemptsLabel(n) }, e2eSeconds);
+    },
+  };
+}

@@ -1,0 +1,301 @@
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ClusterTopics, RuleEntry } from '../cluster/cache.js';
+import { type NodeInfo, type NodeMetricsInfo, type PodInfo, podKey } from '../cluster/model.js';
+import { EventBus } from '../events/bus.js';
+import type { LeaderEvents } from '../leader/lease.js';
+import { LoadTracker } from '../load/tracker.js';
+import type { NodeLoadRule } from '../rules/types.js';
+import type { BindOutcome, SchedulerApi } from './binder.js';
+import type { Decision } from './explain.js';
+import { type LeaderView, Scheduler, type SchedulerOptions } from './scheduler.js';
+import { node, pod, rule } from './testing.js';
+
+/** The shared cache's surface, fed by hand (the informer's role). */
+class FakeCluster {
+  readonly bus = new EventBus<ClusterTopics>();
+  readonly nodes = new Map<string, NodeInfo>();
+  readonly pods = new Map<string, PodInfo>();
+  readonly rules = new Map<string, RuleEntry>();
+  readonly metrics = new Map<string, NodeMetricsInfo>();
+  readonly metricsServed = false;
+  private rv = 100;
+
+  podsOnNode(name: string): ReadonlyMap<string, PodInfo> {
+    return new Map([...this.pods].filter(([, p]) => p.nodeName === name));
+  }
+  unscheduledPods(): PodInfo[] {
+    return [...this.pods.values()].filter((p) => !p.nodeName && !p.terminal && !p.deleting);
+  }
+  ready(): Promise<void> {
+    return Promise.resolve();
+  }
+  addNode(n: NodeInfo): void {
+    this.nodes.set(n.name, n);
+    this.bus.emit('node', { type: 'add', new: n });
+  }
+  upsertPod(p: PodInfo): void {
+    const next = { ...p, resourceVersion: String(this.rv++) };
+    const key = podKey(p);
+    const old = this.pods.get(key);
+    this.pods.set(key, next);
+    this.bus.emit('pod', old ? { type: 'update', old, new: next } : { type: 'add', new: next });
+  }
+  deletePod(key: string): void {
+    const old = this.pods.get(key);
+    if (!old) return;
+    this.pods.delete(key);
+    this.bus.emit('pod', { type: 'delete', old });
+  }
+  addRule(r: NodeLoadRule): void {
+    const entry = { rule: r, raw: {} };
+    this.rules.set(`${r.namespace}/${r.name}`, entry);
+    this.bus.emit('rule', { type: 'add', new: entry });
+  }
+}
+
+/** The API server's side: binds land in the cluster (as the informer would report) after a short delay. */
+class FakeApi implements SchedulerApi {
+  binds: { pod: string; node: string }[] = [];
+  unschedulable: { pod: string; message: string }[] = [];
+  events: Decision[] = [];
+  /** Answers for the next binds, in order; then 'bound'. */
+  script: BindOutcome[] = [];
+
+  constructor(private readonly cluster: FakeCluster) {}
+
+  async bind(p: PodInfo, nodeName: string): Promise<BindOutcome> {
+    await new Promise((r) => setTimeout(r, 1));
+    const outcome = this.script.shift() ?? { kind: 'bound' };
+    if (outcome.kind === 'bound') {
+      const current = this.cluster.pods.get(podKey(p));
+      if (current?.nodeName)
+        return {
+          kind: 'already-bound',
+          message: `pod ${p.name} is already assigned to node "${current.nodeName}"`,
+        };
+      this.binds.push({ pod: podKey(p), node: nodeName });
+      setTimeout(() => this.cluster.upsertPod({ ...p, nodeName, phase: 'Running' }), 2);
+    }
+    return outcome;
+  }
+  markUnschedulable(p: PodInfo, message: string): void {
+    this.unschedulable.push({ pod: podKey(p), message });
+  }
+  recordDecision(d: Decision): void {
+    this.events.push(d);
+  }
+  async listDecisions(): Promise<Decision[]> {
+    return [];
+  }
+  async drain(): Promise<void> {}
+}
+
+class FakeLeader implements LeaderView {
+  private leading: boolean;
+  private readonly bus = new EventBus<LeaderEvents>();
+  constructor(leading = true) {
+    this.leading = leading;
+  }
+  isLeader(): boolean {
+    return this.leading;
+  }
+  on(event: 'started-leading' | 'stopped-leading', fn: () => void): () => void {
+    return this.bus.on(event, fn);
+  }
+  set(leading: boolean): void {
+    this.leading = leading;
+    this.bus.emit(leading ? 'started-leading' : 'stopped-leading');
+  }
+}
+
+const running: Scheduler[] = [];
+afterEach(async () => {
+  for (const s of running.splice(0)) await s.stop();
+});
+
+function setup(o: { leading?: boolean; options?: Partial<SchedulerOptions> } = {}) {
+  const cluster = new FakeCluster();
+  const loads = new LoadTracker({ cache: cluster, refreshSeconds: 0 });
+  loads.start();
+  const api = new FakeApi(cluster);
+  const leader = new FakeLeader(o.leading ?? true);
+  const registry = new Registry();
+  const scheduler = new Scheduler({
+    cache: cluster,
+    loads,
+    api,
+    leader,
+    log: pino({ level: 'silent' }),
+    registry,
+    options: {
+      schedulerName: 'nodeload-scheduler',
+      identity: 'test',
+      bindQps: 10_000,
+      bindBurst: 10_000,
+      ...o.options,
+    },
+  });
+  running.push(scheduler);
+  return { cluster, loads, api, leader, scheduler, registry };
+}
+
+async function until(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function requestedOn(cluster: FakeCluster, name: string): number {
+  let cpu = 0;
+  for (const p of cluster.podsOnNode(name).values()) cpu += p.requests.cpuMilli;
+  return cpu;
+}
+
+describe('Scheduler', () => {
+  it('places a burst without over-committing any node: the assume cache counts binds in flight', async () => {
+    const { cluster, api, scheduler } = setup();
+    for (let i = 0; i < 4; i++) cluster.addNode(node(`n${i}`, { cpu: '4', pods: '110' }));
+    scheduler.start();
+    for (let i = 0; i < 20; i++) cluster.upsertPod(pod(`p${i}`, { cpu: '1' }));
+    await until(
+      '16 pods bound and 4 unschedulable',
+      () => cluster.unscheduledPods().length === 4 && scheduler.status().queues.unschedulable === 4,
+    );
+    for (let i = 0; i < 4; i++) expect(requestedOn(cluster, `n${i}`)).toBe(4000);
+    expect(new Set(api.binds.map((b) => b.pod)).size).toBe(16);
+    expect(api.unschedulable[0]?.message).toBe('0/4 nodes are available: 4 Insufficient cpu.');
+    expect(scheduler.status()).toMatchObject({ bound: 16, failed: 0, leader: true });
+  });
+
+  it('spreads by load and keeps within rule thresholds', async () => {
+    const { cluster, scheduler } = setup();
+    for (const n of ['a', 'b', 'c']) cluster.addNode(node(n, { cpu: '10' }));
+    cluster.addRule(
+      rule('web', { maxCPU: 50, allowedNodes: ['a', 'b'], podSelector: { matchLabels: { app: 'web' } } }),
+    );
+    scheduler.start();
+    for (let i = 0; i < 12; i++) cluster.upsertPod(pod(`web-${i}`, { cpu: '1', labels: { app: 'web' } }));
+    await until(
+      '10 pods bound',
+      () => cluster.unscheduledPods().length === 2 && scheduler.status().queues.unschedulable === 2,
+    );
+    expect(requestedOn(cluster, 'a')).toBe(5000);
+    expect(requestedOn(cluster, 'b')).toBe(5000);
+    expect(requestedOn(cluster, 'c')).toBe(0);
+    const failed = scheduler.history.query({ result: 'unschedulable' }).items[0];
+    expect(failed?.message).toBe(
+      '0/3 nodes are available: 1 node(s) not allowed by rule web, 2 node(s) exceed rule web cpu 50%.',
+    );
+    expect(failed?.candidates.find((c) => c.node === 'a')?.rules[0]).toMatchObject({
+      rule: 'web',
+      maxCPU: 50,
+      cpuMargin: -10,
+    });
+  });
+
+  it('retries an unschedulable pod when a node is added, and records both decisions', async () => {
+    const { cluster, api, scheduler } = setup({ options: { initialBackoffMs: 20 } });
+    cluster.addNode(node('small', { cpu: '1' }));
+    scheduler.start();
+    cluster.upsertPod(pod('big', { cpu: '2' }));
+    await until('unschedulable', () => scheduler.status().queues.unschedulable === 1);
+    expect(api.events.map((d) => d.result)).toEqual(['unschedulable']);
+    cluster.addNode(node('large', { cpu: '8' }));
+    await until('bound', () => api.binds.length === 1);
+    expect(api.binds[0]).toEqual({ pod: 'default/big', node: 'large' });
+    await until('scheduled event', () => api.events.length === 2);
+    expect(api.events[1]).toMatchObject({ result: 'scheduled', node: 'large', attempts: 2 });
+    expect(scheduler.pendingPods()).toEqual([]);
+  });
+
+  it('drops a pod another instance bound (409 already assigned) without retrying', async () => {
+    const { cluster, api, scheduler, loads } = setup();
+    cluster.addNode(node('n'));
+    api.script = [{ kind: 'already-bound', message: 'pod p is already assigned to node "m"' }];
+    scheduler.start();
+    cluster.upsertPod(pod('p', { cpu: '1' }));
+    await until('conflict', () => scheduler.status().conflicts === 1);
+    expect(scheduler.status().queues).toEqual({ active: 0, backoff: 0, unschedulable: 0, inFlight: 0 });
+    expect(loads.isAssumed('default/p')).toBe(false);
+    expect(api.binds).toEqual([]);
+    expect(api.events).toEqual([]);
+  });
+
+  it('requeues with backoff after a failed bind and unassumes meanwhile', async () => {
+    const { cluster, api, scheduler, registry } = setup({ options: { initialBackoffMs: 20 } });
+    cluster.addNode(node('n'));
+    api.script = [{ kind: 'failed', message: 'etcdserver: request timed out', status: 500 }];
+    scheduler.start();
+    cluster.upsertPod(pod('p', { cpu: '1' }));
+    await until('bound after retry', () => api.binds.length === 1);
+    expect(scheduler.status()).toMatchObject({ failed: 1, bound: 1 });
+    expect(api.events.map((d) => d.result)).toEqual(['error', 'scheduled']);
+    const text = await registry.metrics();
+    expect(text).toMatch(/nodeload_scheduler_schedule_attempts_total\{result="error"\} 1/);
+    expect(text).toMatch(/nodeload_scheduler_schedule_attempts_total\{result="scheduled"\} 1/);
+  });
+
+  it('only the leader schedules; a new leader resyncs pending pods from the cache', async () => {
+    const { cluster, api, scheduler, leader } = setup({ leading: false });
+    cluster.addNode(node('n'));
+    scheduler.start();
+    cluster.upsertPod(pod('p', { cpu: '1' }));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(api.binds).toEqual([]);
+    expect(scheduler.status()).toMatchObject({ leader: false, queues: { active: 0 } });
+    leader.set(true);
+    await until('bound', () => api.binds.length === 1);
+    leader.set(false);
+    cluster.upsertPod(pod('q', { cpu: '1' }));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(api.binds).toHaveLength(1);
+  });
+
+  it('ignores pods of other schedulers and pods already bound', async () => {
+    const { cluster, api, scheduler } = setup();
+    cluster.addNode(node('n'));
+    scheduler.start();
+    cluster.upsertPod(pod('theirs', { schedulerName: 'default-scheduler' }));
+    cluster.upsertPod(pod('bound', { nodeName: 'n' }));
+    cluster.upsertPod(pod('mine'));
+    await until('bound', () => api.binds.length === 1);
+    expect(api.binds[0]?.pod).toBe('default/mine');
+  });
+
+  it('publishes each decision once to every subscriber, the same object', async () => {
+    const { cluster, scheduler } = setup();
+    cluster.addNode(node('n'));
+    const a: Decision[] = [];
+    const b: Decision[] = [];
+    scheduler.onDecision((d) => a.push(d));
+    const off = scheduler.onDecision((d) => b.push(d));
+    scheduler.start();
+    cluster.upsertPod(pod('p'));
+    await until('decision', () => a.length === 1);
+    expect(b[0]).toBe(a[0]);
+    expect(scheduler.decision(a[0]?.id ?? '')).toBe(a[0]);
+    off();
+    cluster.upsertPod(pod('q'));
+    await until('second decision', () => a.length === 2);
+    expect(b).toHaveLength(1);
+  });
+
+  it('honours a rule burst limit across a burst', async () => {
+    const { cluster, api, scheduler } = setup();
+    cluster.addNode(node('n', { cpu: '100' }));
+    cluster.addRule(rule('web', { maxCPU: 100, burst: { maxPlacements: 3, windowSeconds: 3600 } }));
+    scheduler.start();
+    for (let i = 0; i < 5; i++) cluster.upsertPod(pod(`p${i}`, { cpu: '100m' }));
+    await until(
+      '3 binds, 2 held back',
+      () => api.binds.length === 3 && scheduler.status().queues.unschedulable === 2,
+    );
+    expect(api.unschedulable[0]?.message).toBe(
+      '0/1 nodes are available: 1 node(s) hit burst limit of rule web.',
+    );
+  });
+});

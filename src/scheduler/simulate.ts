@@ -1,0 +1,153 @@
+/**
+ * What-if for a rule change: which nodes enter or leave the rule's eligible set, which pending pods
+ * would become schedulable or unschedulable, and which running pods would sit on nodes that break the
+ * new rule. Pure, and built on the scheduler's own filter, so the answer agrees with what the scheduler
+ * then does (burst limits aside: they depend on the moment).
+ */
+import type { NodeInfo, PodInfo } from '../cluster/model.js';
+import type { LoadOptions, NodeLoad } from '../load/types.js';
+import { evaluatePlacement, ruleCoversPod, ruleKey, rulesForPod } from '../rules/rule.js';
+import type { NodeLoadRule } from '../rules/types.js';
+import { unschedulableMessage } from './explain.js';
+import { filterNodes, type NodeVerdict } from './filter.js';
+import { rankNodes } from './score.js';
+
+export interface SimulationInput {
+  /** The rule as it would be (new, or a changed spec of an existing namespace/name). */
+  rule: NodeLoadRule;
+  nodes: readonly NodeInfo[];
+  loads: ReadonlyMap<string, NodeLoad>;
+  /** Pods waiting for this scheduler. */
+  pendingPods: Iterable<PodInfo>;
+  /** The pods bound to a node. */
+  podsByNode: ReadonlyMap<string, Iterable<PodInfo>> | ((node: string) => Iterable<PodInfo>);
+  /** The rules in force now (the rule's current version among them, if it exists). */
+  rules: Iterable<NodeLoadRule>;
+  loadOptions: LoadOptions;
+}
+
+export interface NodeChange {
+  node: string;
+  /** For nodes becoming ineligible: why, with the numbers ("cpu 91% > maxCPU 70%"). */
+  reasons: string[];
+}
+
+export interface PendingPodChange {
+  namespace: string;
+  pod: string;
+  /** Becoming schedulable: where the scheduler would put it now. */
+  node?: string;
+  /** Becoming unschedulable: the FailedScheduling message it would get. */
+  message?: string;
+}
+
+export interface BreachingPod {
+  namespace: string;
+  pod: string;
+  node: string;
+  reasons: string[];
+}
+
+export interface SimulationResult {
+  nodesBecomingEligible: string[];
+  nodesBecomingIneligible: NodeChange[];
+  pendingPodsBecomingSchedulable: PendingPodChange[];
+  pendingPodsBecomingUnschedulable: PendingPodChange[];
+  runningPodsBreaching: BreachingPod[];
+}
+
+function byName(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Node eligibility for a rule at the current load (no pod added), as the operator reports it. */
+function ruleReasons(
+  rule: NodeLoadRule | undefined,
+  node: NodeInfo,
+  load: NodeLoad | undefined,
+): string[] | undefined {
+  if (!rule) return undefined;
+  if (!load) return ['no load figure for the node yet'];
+  const reasons = evaluatePlacement(rule, node, load);
+  return reasons.length ? reasons.map((r) => r.message) : undefined;
+}
+
+function feasibility(
+  pod: PodInfo,
+  rules: NodeLoadRule[],
+  input: SimulationInput,
+): { node?: string; verdicts: NodeVerdict[] } {
+  const verdicts = filterNodes(
+    { pod, rules: rulesForPod(rules, pod), loadOptions: input.loadOptions },
+    input.nodes,
+    input.loads,
+  );
+  const best = rankNodes(verdicts)[0];
+  return best ? { node: best.node, verdicts } : { verdicts };
+}
+
+export function simulateRule(input: SimulationInput): SimulationResult {
+  const { rule } = input;
+  const key = ruleKey(rule);
+  const before = [...input.rules];
+  const current = before.find((r) => ruleKey(r) === key);
+  const after = [...before.filter((r) => ruleKey(r) !== key), rule];
+
+  const nodesBecomingEligible: string[] = [];
+  const nodesBecomingIneligible: NodeChange[] = [];
+  for (const node of input.nodes) {
+    const load = input.loads.get(node.name);
+    const was = ruleReasons(current, node, load);
+    const will = ruleReasons(rule, node, load);
+    if (was && !will) nodesBecomingEligible.push(node.name);
+    else if (!was && will) nodesBecomingIneligible.push({ node: node.name, reasons: will });
+  }
+
+  const pendingPodsBecomingSchedulable: PendingPodChange[] = [];
+  const pendingPodsBecomingUnschedulable: PendingPodChange[] = [];
+  for (const pod of input.pendingPods) {
+    // Only pods the rule covers (now or after the change) can change their fate.
+    if (!ruleCoversPod(rule, pod) && !(current && ruleCoversPod(current, pod))) continue;
+    const was = feasibility(pod, before, input);
+    const will = feasibility(pod, after, input);
+    if (!was.node && will.node) {
+      pendingPodsBecomingSchedulable.push({ namespace: pod.namespace, pod: pod.name, node: will.node });
+    } else if (was.node && !will.node) {
+      pendingPodsBecomingUnschedulable.push({
+        namespace: pod.namespace,
+        pod: pod.name,
+        message: unschedulableMessage(input.nodes.length, will.verdicts),
+      });
+    }
+  }
+
+  const podsOn =
+    typeof input.podsByNode === 'function'
+      ? input.podsByNode
+      : (node: string) => (input.podsByNode as ReadonlyMap<string, Iterable<PodInfo>>).get(node) ?? [];
+  const runningPodsBreaching: BreachingPod[] = [];
+  for (const node of input.nodes) {
+    const reasons = ruleReasons(rule, node, input.loads.get(node.name));
+    if (!reasons) continue;
+    for (const pod of podsOn(node.name)) {
+      if (pod.nodeName !== node.name || pod.terminal || pod.isDaemonSetPod || !ruleCoversPod(rule, pod))
+        continue;
+      runningPodsBreaching.push({ namespace: pod.namespace, pod: pod.name, node: node.name, reasons });
+    }
+  }
+
+  nodesBecomingEligible.sort(byName);
+  nodesBecomingIneligible.sort((a, b) => byName(a.node, b.node));
+  const byPod = (a: PendingPodChange | BreachingPod, b: PendingPodChange | BreachingPod) =>
+    byName(a.namespace, b.namespace) || byName(a.pod, b.pod);
+  pendingPodsBecomingSchedulable.sort(byPod);
+  pendingPodsBecomingUnschedulable.sort(byPod);
+  runningPodsBreaching.sort(byPod);
+  return {
+    nodesBecomingEligible,
+    nodesBecomingIneligible,
+    pendingPodsBecomingSchedulable,
+    pendingPodsBecomingUnschedulable,
+    runningPodsBreaching,
+  };
+}

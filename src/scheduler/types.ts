@@ -1,0 +1,100 @@
+/**
+ * The scheduler's contracts: what it reads from the shared cache, the load tracker and the leader
+ * election (the gateway's objects satisfy these; tests pass fakes), its options and its status.
+ */
+import type { Registry } from 'prom-client';
+import type { ClusterTopics, RuleEntry } from '../cluster/cache.js';
+import type { NodeInfo, PodInfo } from '../cluster/model.js';
+import type { EventBus } from '../events/bus.js';
+import type { LoadTopics } from '../load/tracker.js';
+import type { LoadOptions, NodeLoad } from '../load/types.js';
+import type { Logger } from '../log.js';
+import type { BurstGuard } from '../rules/types.js';
+import type { SchedulerApi } from './binder.js';
+import type { HistoryLimits } from './history.js';
+import type { ScoreWeights } from './score.js';
+
+/** What the scheduler reads from the shared cluster cache (ClusterCache satisfies it). */
+export interface SchedulerCacheView {
+  readonly bus: EventBus<ClusterTopics>;
+  readonly nodes: ReadonlyMap<string, NodeInfo>;
+  readonly pods: ReadonlyMap<string, PodInfo>;
+  readonly rules: ReadonlyMap<string, RuleEntry>;
+  podsOnNode(node: string): ReadonlyMap<string, PodInfo>;
+  unscheduledPods(): Iterable<PodInfo>;
+  ready(): Promise<void>;
+}
+
+/** What the scheduler needs of the load tracker (LoadTracker satisfies it). */
+export interface SchedulerLoadView {
+  readonly bus: EventBus<LoadTopics>;
+  readonly options: LoadOptions;
+  all(): ReadonlyMap<string, NodeLoad>;
+  assume(pod: PodInfo, node: string): void;
+  forget(key: string): void;
+  isAssumed(key: string): boolean;
+}
+
+export interface LeaderView {
+  isLeader(): boolean;
+  on(event: 'started-leading' | 'stopped-leading', fn: () => void): () => void;
+}
+
+export interface SchedulerOptions {
+  schedulerName: string;
+  /** This gateway instance (the Events' reportingInstance is `<schedulerName>-<identity>`). */
+  identity: string;
+  bindQps: number;
+  bindBurst: number;
+  /** Binds issued or waiting for a token at once; the loop pauses beyond it. */
+  maxBindsInFlight?: number;
+  weights?: ScoreWeights;
+  /** Cluster-wide cap on placements per node per window (rules may add their own). */
+  burst?: BurstGuard;
+  history?: HistoryLimits;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+  unschedulableRetryMs?: number;
+  /** A repeated FailedScheduling Event with an unchanged message is written at most this often. */
+  failedEventIntervalMs?: number;
+  /**
+   * On becoming leader, wait this long before scheduling: the previous leader releases the lease
+   * before its last binds complete, and those must reach our cache first or we could fill the same
+   * headroom twice. Default 2000.
+   */
+  leaderSettleMs?: number;
+}
+
+export interface SchedulerDeps {
+  cache: SchedulerCacheView;
+  loads: SchedulerLoadView;
+  api: SchedulerApi;
+  leader: LeaderView;
+  log: Logger;
+  registry?: Registry;
+  options: SchedulerOptions;
+  now?: () => number;
+}
+
+export interface SchedulerStatus {
+  schedulerName: string;
+  identity: string;
+  running: boolean;
+  leader: boolean;
+  /** The shared cache finished its initial sync (scheduling waits for it). */
+  cacheSynced: boolean;
+  queues: { active: number; backoff: number; unschedulable: number; inFlight: number };
+  bindsInFlight: number;
+  /** Pods this instance bound since it started. */
+  bound: number;
+  /** Attempts that ended in an error (a failed bind), since start. */
+  failed: number;
+  /** Attempts that found no node, since start. */
+  unschedulable: number;
+  /** Binds refused because another instance had bound the pod already. */
+  conflicts: number;
+  historySize: number;
+  startedAt?: string;
+  /** When the last decision (any result) was made. */
+  lastDecisionTime?: string;
+}
