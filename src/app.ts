@@ -164,8 +164,6 @@ export async function startGateway(
   const stop = () => {
     stopped ??= (async () => {
       gwLog.info('gateway stopping');
-      // Release the lease first so a successor can take over while we drain.
-      await leader.stop().catch((err) => gwLog.warn({ err }, 'leader release failed'));
       for (const c of [...components].reverse()) {
         try {
           await c.stop?.();
@@ -173,6 +171,9 @@ export async function startGateway(
           gwLog.warn({ err, component: c.name }, 'component stop failed');
         }
       }
+      // Only now release the lease: the scheduler has finished its binds, so a successor's cache
+      // sees every placement we made before it schedules.
+      await leader.stop().catch((err) => gwLog.warn({ err }, 'leader release failed'));
       loads.stop();
       cache.stop();
       await Promise.all([

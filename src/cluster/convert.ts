@@ -72,7 +72,10 @@ function podResources(spec: Json, field: 'requests' | 'limits'): CpuMem {
     ((spec?.initContainers ?? []) as Json[]).filter((c) => c?.restartPolicy === 'Always'),
     field,
   );
-  const total = { cpuMilli: apps.cpuMilli + sidecars.cpuMilli, memoryBytes: apps.memoryBytes + sidecars.memoryBytes };
+  const total = {
+    cpuMilli: apps.cpuMilli + sidecars.cpuMilli,
+    memoryBytes: apps.memoryBytes + sidecars.memoryBytes,
+  };
   for (const c of (spec?.initContainers ?? []) as Json[]) {
     if (c?.restartPolicy === 'Always') continue;
     total.cpuMilli = Math.max(total.cpuMilli, cpuMilli(c?.resources?.[field]?.cpu));
@@ -88,7 +91,8 @@ function podResources(spec: Json, field: 'requests' | 'limits'): CpuMem {
 export function toPodInfo(pod: Json): PodInfo {
   const spec = pod?.spec ?? {};
   const meta = pod?.metadata ?? {};
-  const owner = ((meta.ownerReferences ?? []) as Json[]).find((o) => o?.controller) ?? meta.ownerReferences?.[0];
+  const owner =
+    ((meta.ownerReferences ?? []) as Json[]).find((o) => o?.controller) ?? meta.ownerReferences?.[0];
   const phase = String(pod?.status?.phase ?? 'Pending');
   const scheduled = ((pod?.status?.conditions ?? []) as Json[]).find((c) => c?.type === 'PodScheduled');
   const requests = podResources(spec, 'requests');
@@ -113,6 +117,7 @@ export function toPodInfo(pod: Json): PodInfo {
     ownerKind: owner?.kind ?? '',
     ownerName: owner?.name ?? '',
     isDaemonSetPod: owner?.kind === 'DaemonSet',
+    schedulingGated: Array.isArray(spec.schedulingGates) && spec.schedulingGates.length > 0,
     terminal: phase === 'Succeeded' || phase === 'Failed',
     deleting: Boolean(meta.deletionTimestamp),
     nodeSelector: strMap(spec.nodeSelector),
@@ -125,7 +130,11 @@ export function toPodInfo(pod: Json): PodInfo {
     creationTimestamp: isoTime(meta.creationTimestamp),
   };
   if (scheduled) {
-    info.scheduledCondition = { status: scheduled.status, reason: scheduled.reason, message: scheduled.message };
+    info.scheduledCondition = {
+      status: scheduled.status,
+      reason: scheduled.reason,
+      message: scheduled.message,
+    };
     if (scheduled.status === 'True') info.scheduledAt = isoTime(scheduled.lastTransitionTime) || undefined;
   }
   return info;

@@ -83,6 +83,8 @@ export interface PodInfo {
   ownerKind: string;
   ownerName: string;
   isDaemonSetPod: boolean;
+  /** spec.schedulingGates is not empty: no scheduler may place the pod yet. */
+  schedulingGated: boolean;
   /** Succeeded/Failed pods no longer count against a node. */
   terminal: boolean;
   deleting: boolean;

@@ -34,6 +34,10 @@ export function schedulerComponent(
     identity,
     bindQps: config.bindQps,
     bindBurst: config.bindBurst,
+    weights: { cpu: config.scoreCpuWeight, memory: config.scoreMemoryWeight },
+    ...(config.burstMaxPlacements > 0
+      ? { burst: { maxPlacements: config.burstMaxPlacements, windowSeconds: config.burstWindowSeconds } }
+      : {}),
     ...deps.options,
   };
   const api =

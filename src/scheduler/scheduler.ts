@@ -182,7 +182,7 @@ export class Scheduler {
    */
   simulate(rule: NodeLoadRule): SimulationResult {
     const { cache, loads } = this.deps;
-    const pending = [...cache.unscheduledPods()].filter((p) => p.schedulerName === this.opts.schedulerName);
+    const pending = [...cache.unscheduledPods()].filter((p) => this.isPendingOurs(p));
     return simulateRule({
       rule,
       nodes: [...cache.nodes.values()],
@@ -273,7 +273,13 @@ export class Scheduler {
   }
 
   private isPendingOurs(pod: PodInfo): boolean {
-    return pod.schedulerName === this.opts.schedulerName && !pod.nodeName && !pod.terminal && !pod.deleting;
+    return (
+      pod.schedulerName === this.opts.schedulerName &&
+      !pod.nodeName &&
+      !pod.terminal &&
+      !pod.deleting &&
+      !pod.schedulingGated
+    );
   }
 
   private rules(): NodeLoadRule[] {
