@@ -3,9 +3,6 @@ import { defineConfig } from 'vitest/config';
 // Two projects: `unit` (fast, no cluster) and `integration` (one real local control plane per run, started by
 // test/integration/global-setup.ts). 2 workers: this runs on 2 cores and the control plane needs CPU too.
 export default defineConfig({
-  // One copy of graphql for yoga, Pothos and our code: vite otherwise resolves a bare 'graphql' import
-  // to its ESM build while the libraries load the CJS one ("from another realm" errors).
-  resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
   test: {
     maxWorkers: 2,
     // globalSetup teardown stops the control plane (SIGTERM, SIGKILL after 5 s per stage)
