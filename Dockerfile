@@ -4,10 +4,11 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY schema ./schema
 COPY src ./src
 COPY manifests ./manifests
 COPY web ./web
-RUN npm run build && npm prune --omit=dev
+RUN npm run build && npm run build:web && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
 WORKDIR /app

@@ -1,7 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` (fast, no cluster) and `integration` (one real local control plane per run, started by
-// test/integration/global-setup.ts). 2 workers: this runs on 2 cores and the control plane needs CPU too.
+// Three projects: `unit` (fast, no cluster: src/ and the dashboard's pure code), `integration` (one real
+// local control plane per run, started by test/integration/global-setup.ts) and `browser` (Debian's
+// Chromium against a gateway serving the built dashboard). 2 workers: this runs on 2 cores and the
+// control plane needs CPU too.
 export default defineConfig({
   test: {
     maxWorkers: 2,
@@ -11,7 +13,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['src/**/*.test.ts'],
+          include: ['src/**/*.test.ts', 'web/src/**/*.test.ts'],
           environment: 'node',
         },
       },
@@ -26,6 +28,17 @@ export default defineConfig({
           // Files run in parallel: each test uses its own namespace and unique node names.
           fileParallelism: true,
           maxWorkers: 2,
+        },
+      },
+      {
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/browser/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
         },
       },
     ],

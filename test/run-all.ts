@@ -31,7 +31,9 @@ function step(name: string, cmd: string, args: string[]): boolean {
 }
 
 step('control plane build (cached after the first run)', 'bash', ['test/cluster/build.sh']);
+step('chromium for the browser tests (Debian package)', 'bash', ['test/browser/ensure-chromium.sh']);
 step('typecheck', 'npx', ['tsc', '--noEmit']);
+step('typecheck dashboard', 'npx', ['tsc', '--noEmit', '-p', 'web/tsconfig.json']);
 step('lint', 'npx', ['biome', 'check', '.']);
 step('import cycles', 'npx', [
   'madge',

@@ -1,0 +1,28 @@
+// Every operation the dashboard sends must validate against the committed schema (schema/schema.graphql),
+// so a schema change that would break the page fails here, not in a browser.
+import { readFileSync } from 'node:fs';
+import { buildSchema, parse, validate } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import * as ops from './operations.js';
+
+const schema = buildSchema(readFileSync(new URL('../../schema/schema.graphql', import.meta.url), 'utf8'));
+
+const documents: [string, string][] = Object.entries(ops as Record<string, unknown>).flatMap(
+  ([name, value]) =>
+    typeof value === 'string' && /\b(query|subscription)\b/.test(value)
+      ? [[name, value] as [string, string]]
+      : [],
+);
+
+describe('dashboard operations', () => {
+  it('covers every operation the page sends', () => {
+    expect(documents.map(([name]) => name).sort()).toEqual(
+      ['DECISION', 'DECISIONS', 'HISTORY', 'LOAD_UPDATES', 'NODES', 'PENDING', 'RULES', 'SIMULATE'].sort(),
+    );
+  });
+
+  it.each(documents)('%s validates against schema/schema.graphql', (_name, document) => {
+    const errors = validate(schema, parse(document));
+    expect(errors.map((e) => e.message)).toEqual([]);
+  });
+});
