@@ -12,7 +12,8 @@ import { registerLocalApiService, waitForApiServiceAvailable } from '../../src/a
 import { applyLocalWebhooks } from '../../src/webhook/registration.js';
 import { freePorts, probe, startCluster, stopCluster } from '../cluster/controlplane.js';
 import { createFakeNodes, type FakeNodeSpec } from '../cluster/nodes.js';
-import { workloadLoop } from './workload.js';
+import { startFakeMetricsServer } from '../fixtures/metrics-server.js';
+import { usageLoop, workloadLoop } from './workload.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const dir = path.join(root, '.run/demo');
@@ -106,6 +107,12 @@ async function main(): Promise<void> {
   say(`creating ${NODES.length} simulated nodes`);
   await createFakeNodes(kc, NODES);
 
+  // Node usage through the real aggregation layer (metrics.k8s.io), so loads come from "metrics"
+  // and pods bound since the last sample show as estimates. Registered before the gateway starts,
+  // so its discovery finds the API at once.
+  say('serving node usage through metrics.k8s.io');
+  const metrics = await startFakeMetricsServer({ pkiDir: cluster.pkiDir, kubeconfig: cluster.kubeconfig });
+
   const httpPort = await portOr(8080);
   const [httpsPort] = await freePorts(1);
   say(`starting the gateway on :${httpPort} (HTTP) and :${httpsPort} (HTTPS)`);
@@ -120,6 +127,7 @@ async function main(): Promise<void> {
       `--tls-cert-file=${cluster.pki.servingCert}`,
       `--tls-key-file=${cluster.pki.servingKey}`,
       '--log-level=info',
+      '--metrics-poll-seconds=5',
     ],
     { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
   );
@@ -162,14 +170,15 @@ async function main(): Promise<void> {
     });
   }
 
-  const kubectl = `${cluster.kubectl} --kubeconfig ${cluster.kubeconfig}`;
+  const kubectl = 'kubectl';
   console.log(`
   \x1b[1mnodeload is running\x1b[0m
     dashboard      ${base}/
     GraphiQL       ${base}/graphql
     metrics        ${base}/metrics
     original API   ${base}/operator/suggestions  ${base}/scheduler/status  ${base}/api/node-load
-  try
+  try (in another terminal)
+    export KUBECONFIG=${cluster.kubeconfig}; alias kubectl=${cluster.kubectl}
     ${kubectl} get nodeloads
     ${kubectl} get nodeloads --watch
     ${kubectl} get nlr -A
@@ -180,6 +189,8 @@ async function main(): Promise<void> {
   gateway log: ${logPath}
   Ctrl-C stops everything this demo started.
 `);
+  const core2 = kc.makeApiClient(CoreV1Api);
+  void usageLoop({ core: core2, metrics, nodes: NODES, stopped: () => stopping });
   await workloadLoop({
     core,
     apps: kc.makeApiClient(AppsV1Api),

@@ -110,3 +110,50 @@ export async function workloadLoop(opts: {
     await sleep(5000);
   }
 }
+
+/**
+ * Node usage that follows what runs there: 40-90% of each pod's requests (pods rarely use all they
+ * ask for) plus a slow per-node wave of system overhead, sampled every 5 s.
+ */
+export async function usageLoop(opts: {
+  core: CoreV1Api;
+  metrics: { setUsage(node: string, usage: { cpu: string; memory: string }): void };
+  nodes: { name: string; cpu: string | number; memory: string }[];
+  stopped: () => boolean;
+}): Promise<void> {
+  const cpuOf = (q: string | undefined) =>
+    !q ? 0 : q.endsWith('m') ? Number(q.slice(0, -1)) : Number(q) * 1000;
+  const memOf = (q: string | undefined) => {
+    if (!q) return 0;
+    const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi)?$/.exec(q);
+    if (!m) return 0;
+    return Number(m[1]) * ({ Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 }[m[2] ?? ''] ?? 1);
+  };
+  let tick = 0;
+  while (!opts.stopped()) {
+    tick++;
+    const pods = await opts.core
+      .listPodForAllNamespaces({ fieldSelector: 'status.phase=Running' })
+      .catch(() => undefined);
+    const used = new Map<string, { cpu: number; mem: number }>();
+    for (const p of pods?.items ?? []) {
+      const node = p.spec?.nodeName;
+      if (!node) continue;
+      const u = used.get(node) ?? { cpu: 0, mem: 0 };
+      const share = 0.4 + 0.5 * Math.abs(Math.sin((tick + (p.metadata?.name?.length ?? 0)) / 7));
+      for (const c of p.spec?.containers ?? []) {
+        u.cpu += cpuOf(c.resources?.requests?.['cpu']) * share;
+        u.mem += memOf(c.resources?.requests?.['memory']) * 0.8;
+      }
+      used.set(node, u);
+    }
+    for (const [i, n] of opts.nodes.entries()) {
+      const u = used.get(n.name) ?? { cpu: 0, mem: 0 };
+      const overhead = 0.04 + 0.04 * Math.sin((tick + i * 5) / 9);
+      const cpu = Math.round(u.cpu + cpuOf(String(n.cpu)) * overhead);
+      const mem = Math.round(u.mem + memOf(n.memory) * overhead);
+      opts.metrics.setUsage(n.name, { cpu: `${cpu}m`, memory: String(mem) });
+    }
+    await sleep(5000);
+  }
+}
