@@ -5,7 +5,8 @@
  */
 import type { NodeInfo } from '../cluster/model.js';
 import type { NodeLoad } from '../load/types.js';
-import { evaluateNodeForRule, nodeAllowedByRule } from '../rules/rule.js';
+import { missingLoadVerdict } from '../rules/evaluate.js';
+import { evaluateNodeForRule } from '../rules/rule.js';
 import type { NodeLoadRule, NodeVerdict, RuleEvaluation } from '../rules/types.js';
 import { builder } from './builder.js';
 import { KeyValueRef, keyValues, NodeResourcesRef, ResourcesRef, TaintRef } from './common.js';
@@ -101,17 +102,7 @@ export function verdictFor(sources: GraphQLSources, rule: NodeLoadRule, node: No
   const known = evaluation && verdictIndex(evaluation).get(node.name);
   if (known) return known;
   const load = sources.loads.loadOf(node.name);
-  if (load) return evaluateNodeForRule(rule, node, load);
-  const notAllowed = nodeAllowedByRule(rule, node);
-  return {
-    node: node.name,
-    eligible: false,
-    reasons: [
-      ...(notAllowed ? [notAllowed] : []),
-      { code: 'LoadUnavailable', rule: rule.name, message: 'no load figure for the node yet' },
-    ],
-    headroom: 0,
-  };
+  return load ? evaluateNodeForRule(rule, node, load) : missingLoadVerdict(rule, node);
 }
 
 export function isAllowed(verdict: NodeVerdict): boolean {

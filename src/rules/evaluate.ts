@@ -36,7 +36,8 @@ export function rfc3339(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
-function missingLoadVerdict(rule: NodeLoadRule, node: NodeInfo): NodeVerdict {
+/** A node the load tracker has no figure for yet: ineligible, with the node-set reason if any. */
+export function missingLoadVerdict(rule: NodeLoadRule, node: NodeInfo): NodeVerdict {
   const notAllowed = nodeAllowedByRule(rule, node);
   return {
     node: node.name,
