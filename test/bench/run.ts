@@ -1,0 +1,68 @@
+// `npm run bench`: every benchmark against one private local cluster (loopback only), a Markdown report on
+// stdout and in test/bench/RESULTS.md. Not part of `npm test`: these measure, they assert nothing.
+//
+//   NODELOAD_BENCH_CLUSTER_DIR=.run/cluster   reuse a running cluster (started with `cluster:up --scheduler`)
+//   NODELOAD_BENCH_KEEP=1                      keep the scratch dir (component and gateway logs)
+//   NODELOAD_BENCH_OUT=path                    write the report elsewhere than test/bench/RESULTS.md
+//   NODELOAD_BENCH_PROFILE=1                   V8 CPU profiles of the servers under test (use with KEEP=1)
+import { writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import {
+  acquireCluster,
+  type BenchReport,
+  fmt,
+  log,
+  machineInfo,
+  markdownTable,
+  renderReport,
+} from './lib.js';
+import { runSchedulerBench } from './scheduler.bench.js';
+import { runWebhookBench } from './webhook.bench.js';
+
+const OUT = process.env['NODELOAD_BENCH_OUT'] ?? fileURLToPath(new URL('./RESULTS.md', import.meta.url));
+
+function summary(reports: BenchReport[]): string {
+  const rows = reports.flatMap((r) =>
+    r.ratios.map((x) => [x.metric, x.anchor, fmt.ratio(x.value), x.note ?? 'higher is better']),
+  );
+  return markdownTable(['metric', 'anchor', 'nodeload ÷ anchor', ''], rows);
+}
+
+async function main(): Promise<void> {
+  const machine = machineInfo();
+  const started = Date.now();
+  const cluster = await acquireCluster({ scheduler: true });
+  const reports: BenchReport[] = [];
+  try {
+    log('webhook bench');
+    reports.push(await runWebhookBench(cluster));
+    log('scheduler bench');
+    reports.push(await runSchedulerBench(cluster));
+  } finally {
+    await cluster.release();
+  }
+  const minutes = ((Date.now() - started) / 60_000).toFixed(1);
+  const load = machine.loadAverage.map((l) => l.toFixed(1)).join(' / ');
+  const markdown = `# nodeload benchmarks
+
+Measured ${machine.date.slice(0, 16).replace('T', ' ')} UTC with \`npm run bench\` (${minutes} min) on ${machine.cpus} CPUs
+(${machine.cpuModel}), ${machine.memoryGiB.toFixed(1)} GiB RAM, Node ${machine.node}; load average at the start
+(1 / 5 / 15 min): ${load}. Everything ran on this one machine over 127.0.0.1: a private control plane (etcd,
+kube-apiserver, kube-controller-manager, kube-scheduler, KWOK), the servers under test and the load generators, so
+absolute figures move with whatever else the box runs; the ratios, taken from alternating or back-to-back runs on
+the same cluster, are the figures to compare across runs.
+
+## Summary: nodeload as a ratio of its anchors
+
+${summary(reports)}
+
+${reports.map(renderReport).join('\n')}`;
+  await writeFile(OUT, markdown);
+  console.log(markdown);
+  log(`wrote ${OUT}`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

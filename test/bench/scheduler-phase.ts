@@ -1,0 +1,369 @@
+// One benchmark phase: create N pods for one scheduler, wait until all are bound, check placements,
+// delete them; and the pooling of a scheduler's rounds.
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import { CoreV1Api, type KubeConfig, type V1Pod, Watch } from '@kubernetes/client-node';
+import { toNodeInfo, toPodInfo } from '../../src/cluster/convert.js';
+import {
+  BENCH_NODE_PREFIX,
+  type BenchCluster,
+  fmt,
+  log,
+  type ProcStats,
+  procStats,
+  sleep,
+  summarize,
+} from './lib.js';
+
+export const SCHED_NAMESPACE = 'bench-sched';
+
+export interface PhaseOptions {
+  pods: number;
+  /** Pod creates in flight at once, the same for every scheduler. */
+  concurrency: number;
+  /** Give up on a phase after this long (its figures are then marked incomplete). */
+  phaseTimeoutMs: number;
+}
+
+export interface SchedulerProcess {
+  label: string;
+  schedulerName: string;
+  pid: number;
+  child?: ChildProcess;
+  /** Pod-name prefix of this scheduler's phase. */
+  prefix: string;
+}
+
+// Requests cycle through these so nodes fill unevenly: ~78 % of the cluster's CPU and ~51 % of its memory
+// is requested by 1000 pods on 100 nodes of 8 CPU / 32 GiB, enough that a scheduler that lost track of
+// its own in-flight placements would over-commit nodes.
+export const CPU = ['250m', '500m', '750m', '1'];
+export const MEMORY = ['512Mi', '1Gi', '2Gi', '3Gi'];
+
+function podBody(name: string, i: number, schedulerName: string): V1Pod {
+  return {
+    metadata: { name, labels: { app: 'bench', shard: String(i % 10) } },
+    spec: {
+      schedulerName,
+      terminationGracePeriodSeconds: 0,
+      containers: [
+        {
+          name: 'app',
+          image: 'registry.invalid/bench:1',
+          resources: {
+            requests: {
+              cpu: CPU[i % CPU.length] as string,
+              memory: MEMORY[(i >> 2) % MEMORY.length] as string,
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// a phase: create N pods for one scheduler, wait until all are bound, check, delete
+
+/**
+ * live: the scheduler runs while the pods are created, timed from each create call to its binding.
+ * backlog: the scheduler process is stopped (SIGSTOP) while the pods are created and resumed once all
+ * exist, timed from the resume: the drain rate, which the creator's pace does not bound.
+ */
+export type PhaseMode = 'live' | 'backlog';
+
+export interface PhaseResult {
+  scheduler: SchedulerProcess;
+  mode: PhaseMode;
+  bound: number;
+  complete: boolean;
+  /** live: first create call → last pod bound; backlog: resume → last pod bound. */
+  wallSeconds: number;
+  createSeconds: number;
+  /** Last create answered → last pod bound: how far the scheduler lagged behind the creator (live). */
+  tailSeconds: number;
+  /** From t0 (first create, or the resume) to the first pod bound. */
+  firstBoundSeconds: number;
+  /** Pods/s between the first and the last binding seen. */
+  drainRate: number;
+  /** live: create call → bound, per pod; backlog: resume → bound. */
+  latencies: number[];
+  before: ProcStats;
+  after: ProcStats;
+  overcommitted: string[];
+  nodesUsed: number;
+  maxPodsOnNode: number;
+  maxCpuPercent: number;
+}
+
+/** One scheduler's rounds of one mode, pooled: sums for pods, time and CPU, per-round means for the rest. */
+export interface Combined {
+  scheduler: SchedulerProcess;
+  mode: PhaseMode;
+  rounds: number;
+  bound: number;
+  complete: boolean;
+  wallSeconds: number;
+  createSeconds: number;
+  tailSeconds: number;
+  firstBoundSeconds: number;
+  drainRate: number;
+  latencyMs: ReturnType<typeof summarize>;
+  cpuSeconds: number;
+  /** After the last round. */
+  rssBytes: number;
+  peakRssBytes: number;
+  overcommitted: string[];
+  nodesUsed: number;
+  maxPodsOnNode: number;
+  maxCpuPercent: number;
+}
+
+export function combine(rs: PhaseResult[]): Combined {
+  const first = rs[0];
+  const last = rs[rs.length - 1];
+  if (!first || !last) throw new Error('no rounds to combine');
+  const mean = (f: (r: PhaseResult) => number) => rs.reduce((s, r) => s + f(r), 0) / rs.length;
+  const sum = (f: (r: PhaseResult) => number) => rs.reduce((s, r) => s + f(r), 0);
+  return {
+    scheduler: first.scheduler,
+    mode: first.mode,
+    rounds: rs.length,
+    bound: sum((r) => r.bound),
+    complete: rs.every((r) => r.complete),
+    wallSeconds: sum((r) => r.wallSeconds),
+    createSeconds: mean((r) => r.createSeconds),
+    tailSeconds: mean((r) => r.tailSeconds),
+    firstBoundSeconds: mean((r) => r.firstBoundSeconds),
+    drainRate: mean((r) => r.drainRate),
+    latencyMs: summarize(rs.flatMap((r) => r.latencies)),
+    cpuSeconds: sum((r) => r.after.cpuSeconds - r.before.cpuSeconds),
+    rssBytes: last.after.rssBytes,
+    peakRssBytes: Math.max(...rs.map((r) => r.after.peakRssBytes)),
+    overcommitted: rs.flatMap((r) => r.overcommitted),
+    nodesUsed: Math.min(...rs.map((r) => r.nodesUsed)),
+    maxPodsOnNode: Math.max(...rs.map((r) => r.maxPodsOnNode)),
+    maxCpuPercent: Math.max(...rs.map((r) => r.maxCpuPercent)),
+  };
+}
+
+/** Watches the namespace's pods and records when each name is first seen with a nodeName; restarts on end. */
+function watchBindings(
+  kc: KubeConfig,
+  boundAt: Map<string, number>,
+): { stop: () => void; ready: Promise<void> } {
+  let controller: AbortController | undefined;
+  let stopped = false;
+  const start = async (): Promise<void> => {
+    controller = await new Watch(kc).watch(
+      `/api/v1/namespaces/${SCHED_NAMESPACE}/pods`,
+      {},
+      (_type, obj: V1Pod) => {
+        const name = obj.metadata?.name;
+        if (name && obj.spec?.nodeName && !boundAt.has(name)) boundAt.set(name, performance.now());
+      },
+      () => {
+        if (!stopped) setTimeout(() => void start().catch(() => {}), 100);
+      },
+    );
+  };
+  return {
+    ready: start(),
+    stop: () => {
+      stopped = true;
+      controller?.abort();
+    },
+  };
+}
+
+/**
+ * Creates the pods with `concurrency` requests in flight over keep-alive connections (admin client
+ * certificate): a lean client, so the creator takes as little of the 2 cores as it can.
+ */
+async function createAll(cluster: BenchCluster, bodies: V1Pod[], concurrency: number) {
+  const { state } = cluster;
+  const url = new URL(`${state.apiserverUrl}/api/v1/namespaces/${SCHED_NAMESPACE}/pods`);
+  if (url.hostname !== '127.0.0.1') throw new Error(`refusing a non-loopback API server: ${url.host}`);
+  const agent = new https.Agent({
+    keepAlive: true,
+    maxSockets: concurrency,
+    ca: readFileSync(state.pki.caCert),
+    cert: readFileSync(state.pki.adminCert),
+    key: readFileSync(state.pki.adminKey),
+  });
+  const post = (body: string) =>
+    new Promise<void>((resolve, reject) => {
+      const req = https.request(
+        url,
+        {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => {
+            text += d;
+          });
+          res.on('end', () =>
+            res.statusCode === 201
+              ? resolve()
+              : reject(new Error(`create pod: HTTP ${res.statusCode} ${text.slice(0, 300)}`)),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const payloads = bodies.map((b) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', ...b }));
+  const createStart = new Float64Array(bodies.length);
+  let lastCreateEnd = 0;
+  let next = 0;
+  try {
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < payloads.length) {
+          const i = next++;
+          createStart[i] = performance.now();
+          await post(payloads[i] as string);
+          lastCreateEnd = Math.max(lastCreateEnd, performance.now());
+        }
+      }),
+    );
+  } finally {
+    agent.destroy();
+  }
+  return { createStart, lastCreateEnd };
+}
+
+async function checkPlacements(core: CoreV1Api, prefix: string) {
+  const nodes = (await core.listNode({})).items
+    .map((n) => toNodeInfo(n))
+    .filter((n) => n.name.startsWith(BENCH_NODE_PREFIX));
+  const pods = (await core.listPodForAllNamespaces({})).items.map((p) => toPodInfo(p));
+  const overcommitted: string[] = [];
+  let nodesUsed = 0;
+  let maxPodsOnNode = 0;
+  let maxCpuPercent = 0;
+  for (const node of nodes) {
+    const onNode = pods.filter((p) => p.nodeName === node.name && !p.terminal);
+    const cpu = onNode.reduce((s, p) => s + p.requests.cpuMilli, 0);
+    const mem = onNode.reduce((s, p) => s + p.requests.memoryBytes, 0);
+    if (onNode.some((p) => p.name.startsWith(prefix))) nodesUsed++;
+    maxPodsOnNode = Math.max(maxPodsOnNode, onNode.length);
+    maxCpuPercent = Math.max(maxCpuPercent, (cpu / node.allocatable.cpuMilli) * 100);
+    if (
+      onNode.length > node.allocatable.pods ||
+      cpu > node.allocatable.cpuMilli ||
+      mem > node.allocatable.memoryBytes
+    ) {
+      overcommitted.push(`${node.name} (${onNode.length} pods, ${cpu}m CPU, ${fmt.mib(mem)} MiB)`);
+    }
+  }
+  const unbound = pods.filter(
+    (p) => p.namespace === SCHED_NAMESPACE && p.name.startsWith(prefix) && !p.nodeName,
+  );
+  return { overcommitted, nodesUsed, maxPodsOnNode, maxCpuPercent, unbound: unbound.length };
+}
+
+export async function deleteAllPods(core: CoreV1Api): Promise<void> {
+  await core.deleteCollectionNamespacedPod({ namespace: SCHED_NAMESPACE, gracePeriodSeconds: 0 });
+  const deadline = Date.now() + 120_000;
+  while ((await core.listNamespacedPod({ namespace: SCHED_NAMESPACE, limit: 1 })).items.length > 0) {
+    if (Date.now() > deadline) throw new Error(`pods in ${SCHED_NAMESPACE} still there 120 s after deletion`);
+    await sleep(250);
+  }
+  // Let every scheduler's informer see the deletions before the next phase starts.
+  await sleep(3000);
+}
+
+export async function runPhase(
+  cluster: BenchCluster,
+  kc: KubeConfig,
+  sched: SchedulerProcess,
+  mode: PhaseMode,
+  opts: PhaseOptions,
+  alive: () => void,
+): Promise<PhaseResult> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const prefix = `${sched.prefix}${mode === 'backlog' ? 'b' : ''}`;
+  const names = Array.from({ length: opts.pods }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`);
+  const bodies = names.map((n, i) => podBody(n, i, sched.schedulerName));
+  const boundAt = new Map<string, number>();
+  const watch = watchBindings(kc, boundAt);
+  await watch.ready;
+  await sleep(500);
+
+  const before = procStats(sched.pid);
+  let resumed = true;
+  const resume = () => {
+    if (!resumed) process.kill(sched.pid, 'SIGCONT');
+    resumed = true;
+  };
+  let t0 = performance.now();
+  let created: Awaited<ReturnType<typeof createAll>>;
+  try {
+    if (mode === 'backlog') {
+      process.kill(sched.pid, 'SIGSTOP');
+      resumed = false;
+    }
+    created = await createAll(cluster, bodies, opts.concurrency);
+    if (mode === 'backlog') {
+      if (boundAt.size > 0) throw new Error(`${boundAt.size} pods bound while ${sched.label} was stopped`);
+      await sleep(1000);
+      t0 = performance.now();
+      resume();
+    }
+  } finally {
+    resume();
+  }
+  const { createStart, lastCreateEnd } = created;
+  const deadline = t0 + opts.phaseTimeoutMs;
+  while (boundAt.size < opts.pods && performance.now() < deadline) {
+    alive();
+    await sleep(50);
+  }
+  const after = procStats(sched.pid);
+  watch.stop();
+
+  const latencies: number[] = [];
+  let firstBound = Number.POSITIVE_INFINITY;
+  let lastBound = 0;
+  names.forEach((n, i) => {
+    const at = boundAt.get(n);
+    if (at === undefined) return;
+    latencies.push(at - (mode === 'live' ? (createStart[i] as number) : t0));
+    firstBound = Math.min(firstBound, at);
+    lastBound = Math.max(lastBound, at);
+  });
+  const complete = boundAt.size >= opts.pods;
+  const end = complete ? lastBound : performance.now();
+  const checks = await checkPlacements(core, prefix);
+  const result: PhaseResult = {
+    scheduler: sched,
+    mode,
+    bound: boundAt.size,
+    complete,
+    wallSeconds: (end - t0) / 1000,
+    firstBoundSeconds: (firstBound - t0) / 1000,
+    drainRate: boundAt.size > 1 ? ((boundAt.size - 1) * 1000) / (lastBound - firstBound) : Number.NaN,
+    createSeconds: (lastCreateEnd - (createStart[0] as number)) / 1000,
+    tailSeconds: (end - lastCreateEnd) / 1000,
+    latencies,
+    before,
+    after,
+    ...checks,
+  };
+  const lat = summarize(latencies);
+  log(
+    `scheduler (${mode}): ${sched.label}: ${result.bound}/${opts.pods} bound in ${result.wallSeconds.toFixed(1)}s ` +
+      `(${fmt.int(result.bound / result.wallSeconds)} pods/s; created in ${result.createSeconds.toFixed(1)}s), ` +
+      `p50 ${fmt.ms(lat.p50)} ms, p99 ${fmt.ms(lat.p99)} ms, ` +
+      `${checks.overcommitted.length} over-committed nodes` +
+      (checks.unbound ? `, ${checks.unbound} unbound` : ''),
+  );
+  await deleteAllPods(core);
+  return result;
+}
