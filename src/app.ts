@@ -5,10 +5,11 @@
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import express, { type Router } from 'express';
 import type { Registry } from 'prom-client';
 import { ClusterCache } from './cluster/cache.js';
+import { PooledKubeConfig } from './cluster/kubeconfig.js';
 import type { GatewayConfig } from './config.js';
 import { defaultIdentity, LeaderElector } from './leader/lease.js';
 import { LoadTracker } from './load/tracker.js';
@@ -54,7 +55,7 @@ export interface Gateway extends GatewayContext {
 }
 
 export function loadKubeConfig(path: string | undefined): KubeConfig {
-  const kc = new KubeConfig();
+  const kc = new PooledKubeConfig();
   if (path) kc.loadFromFile(path);
   else kc.loadFromCluster();
   return kc;
@@ -133,6 +134,8 @@ export async function startGateway(
   if (config.tlsCertFile && config.tlsKeyFile) {
     const kubeApp = express();
     kubeApp.disable('x-powered-by');
+    // Admission answers and API objects are never revalidated: hashing each body for an ETag is waste.
+    kubeApp.set('etag', false);
     kubeApp.get('/healthz', (_req, res) => {
       res.type('text/plain').send('ok');
     });
