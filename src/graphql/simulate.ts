@@ -9,7 +9,7 @@ import { builder } from './builder.js';
 import type { GraphQLSources } from './context.js';
 import { badUserInput } from './errors.js';
 import { RuleSpecInput, ruleSpecFromInput } from './rule-input.js';
-import { evaluationOf, RuleSpecRef } from './rules.js';
+import { RuleSpecRef } from './rules.js';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -120,13 +120,16 @@ export function simulate(
   }
   const current = sources.cluster.rule(namespace, name);
   const rule = simulatedRule(current, namespace, name, spec);
-  const after = evaluateRule(rule, sources.cluster.nodes(), new Map(sources.loads.loads()));
+  // Before and after from the same live snapshot the node changes come from: the operator's last
+  // evaluation lags behind by its debounce, and mixing the two would contradict the listed changes.
+  const nodes = [...sources.cluster.nodes()];
+  const loads = new Map(sources.loads.loads());
   return {
     ...sources.scheduling.simulate(rule),
     rule,
     exists: current !== undefined,
-    eligibleBefore: current ? evaluationOf(sources, current).eligible.length : null,
-    eligibleAfter: after.eligible.length,
+    eligibleBefore: current ? evaluateRule(current, nodes, loads).eligible.length : null,
+    eligibleAfter: evaluateRule(rule, nodes, loads).eligible.length,
   };
 }
 

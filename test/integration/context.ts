@@ -1,12 +1,17 @@
 // Helpers for integration tests; the values come from global-setup.ts through vitest's provide/inject.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, inject, onTestFinished, type ProvidedContext } from 'vitest';
-import { startCluster, stopCluster, waitForDefaultServiceAccount } from '../cluster/controlplane.js';
+import {
+  killClusterSync,
+  startCluster,
+  stopCluster,
+  waitForDefaultServiceAccount,
+} from '../cluster/controlplane.js';
 import { describeApiError, isApiException } from '../cluster/nodes.js';
 
 declare module 'vitest' {
@@ -32,6 +37,20 @@ export function provided<K extends keyof ProvidedContext>(key: K): ProvidedConte
   return (privateCluster?.[key] as ProvidedContext[K] | undefined) ?? inject(key);
 }
 
+let privateClusterDir: string | undefined;
+
+// Registered when this module is imported, i.e. at the test file's top level: vitest does not run an
+// afterAll registered from inside a beforeAll, and a leaked control plane outlives the run.
+afterAll(async () => {
+  if (!privateClusterDir) return;
+  await stopCluster(privateClusterDir);
+  if (!process.env['NODELOAD_IT_KEEP']) rmSync(privateClusterDir, { recursive: true, force: true });
+});
+// A killed worker never reaches afterAll: end the private cluster's recorded processes on exit.
+process.once('exit', () => {
+  if (privateClusterDir) killClusterSync(privateClusterDir);
+});
+
 /**
  * Gives this test file a control plane of its own (every helper here then uses it), for tests that
  * change cluster-wide state other files would see: a metrics.k8s.io APIService, an API server restart.
@@ -39,6 +58,7 @@ export function provided<K extends keyof ProvidedContext>(key: K): ProvidedConte
  */
 export async function usePrivateCluster(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'nodeload-private-'));
+  privateClusterDir = dir;
   const cluster = await startCluster({ dir, binDir: inject('binDir') });
   privateCluster = {
     kubeconfig: cluster.kubeconfig,
@@ -48,9 +68,6 @@ export async function usePrivateCluster(): Promise<void> {
     apiserverUrl: cluster.apiserverUrl,
   };
   cachedConfig = undefined;
-  afterAll(async () => {
-    await stopCluster(dir);
-  });
 }
 
 /** A KubeConfig loaded from the cluster's admin kubeconfig (shared, do not mutate). */
