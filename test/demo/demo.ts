@@ -60,7 +60,7 @@ const NODES: FakeNodeSpec[] = [
 
 const RULES = [
   // The original's example, unchanged (namespace default).
-  load(readFileSync(path.join(root, '../shared/seed/nodeloadrule-example.yaml'), 'utf8')) as object,
+  load(readFileSync(path.join(root, 'manifests/examples/original-web-tier.yaml'), 'utf8')) as object,
   {
     apiVersion: 'example.com/v1',
     kind: 'NodeLoadRule',

@@ -20,7 +20,7 @@ import { RULE_GROUP, RULE_PLURAL, RULE_VERSION, type RuleStatus } from '../../sr
 import { createFakeNodes, deleteFakeNodes, describeApiError, isApiException } from '../cluster/nodes.js';
 import { coreApi, createNamespace, kubeConfig, type TestNamespace, uniqueName, waitFor } from './context.js';
 
-const EXAMPLE_RULE = '/work/shared/seed/nodeloadrule-example.yaml';
+const EXAMPLE_RULE = new URL('../../manifests/examples/original-web-tier.yaml', import.meta.url);
 const RULE = { group: RULE_GROUP, version: RULE_VERSION, plural: RULE_PLURAL };
 
 interface RuleObject {
