@@ -1,0 +1,199 @@
+// Failover when the leader dies hard: the leader is a real gateway process killed with SIGKILL in the
+// middle of a burst (no lease release, binds in flight), a follower takes over once the lease expires.
+// Every pod ends up bound exactly once, to one node, and no node is over-committed.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { CoordinationV1Api, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Gateway, startGateway } from '../../src/app.js';
+import { parseConfig } from '../../src/config.js';
+import { schedulerComponent } from '../../src/scheduler/component.js';
+import type { Scheduler } from '../../src/scheduler/scheduler.js';
+import { freePorts } from '../cluster/controlplane.js';
+import { createFakeNodes, deleteFakeNodes } from '../cluster/nodes.js';
+import {
+  coreApi,
+  createNamespace,
+  kubeConfig,
+  provided,
+  type TestNamespace,
+  uniqueName,
+  waitFor,
+} from './context.js';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const POOL_LABEL = 'nodeload.test/pool';
+const TOTAL = 150;
+
+let ns: TestNamespace;
+const pool = uniqueName('it-kill');
+const nodes = Array.from({ length: 5 }, (_, i) => `${pool}-${i}`);
+const schedulerName = uniqueName('nodeload-it-kill');
+const leaseNamespace = uniqueName('it-kill-lease');
+const leaseName = uniqueName('kill');
+let leaderProcess: ChildProcess | undefined;
+let follower: Gateway | undefined;
+
+beforeAll(async () => {
+  ns = await createNamespace('it-kill');
+  await createFakeNodes(
+    provided('kubeconfig'),
+    nodes.map((name) => ({ name, cpu: 8, memory: '16Gi', pods: 60, labels: { [POOL_LABEL]: pool } })),
+  );
+});
+
+afterAll(async () => {
+  if (leaderProcess?.exitCode === null) leaderProcess.kill('SIGKILL');
+  await follower?.stop();
+  await coreApi().deleteCollectionNamespacedPod({ namespace: ns.name, gracePeriodSeconds: 0 });
+  await deleteFakeNodes(provided('kubeconfig'), nodes);
+  await ns.dispose();
+});
+
+function pod(i: number): V1Pod {
+  return {
+    metadata: { name: `kill-${String(i).padStart(3, '0')}`, labels: { app: 'kill' } },
+    spec: {
+      schedulerName,
+      nodeSelector: { [POOL_LABEL]: pool },
+      containers: [
+        {
+          name: 'c',
+          image: 'registry.invalid/x:1',
+          resources: { requests: { cpu: '200m', memory: '128Mi' } },
+        },
+      ],
+    },
+  };
+}
+
+async function holder(): Promise<string | undefined> {
+  const api = kubeConfig().makeApiClient(CoordinationV1Api);
+  try {
+    return (await api.readNamespacedLease({ name: leaseName, namespace: leaseNamespace })).spec
+      ?.holderIdentity;
+  } catch {
+    return undefined;
+  }
+}
+
+describe('leader killed mid-burst', () => {
+  it('loses no pod and binds none twice when the leader process is SIGKILLed', async () => {
+    const [httpPort] = await freePorts(1);
+    const common = [
+      `--kubeconfig=${provided('kubeconfig')}`,
+      `--scheduler-name=${schedulerName}`,
+      `--namespace=${leaseNamespace}`,
+      `--lease-name=${leaseName}`,
+      '--lease-duration-seconds=4',
+      // A slow bind rate stretches the burst so the kill lands with binds queued and in flight.
+      '--bind-qps=30',
+      '--bind-burst=5',
+    ];
+    // node itself with tsx as a loader: SIGKILL must hit the gateway, not a tsx wrapper that cannot relay it.
+    leaderProcess = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/main.ts',
+        ...common,
+        `--http-port=${httpPort}`,
+        '--bind-address=127.0.0.1',
+        '--identity=gw-doomed',
+        '--log-level=warn',
+      ],
+      { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    await waitFor('the gateway process leads', async () => (await holder()) === 'gw-doomed', {
+      timeoutMs: 60_000,
+    });
+
+    let scheduler!: Scheduler;
+    follower = await startGateway(
+      parseConfig({
+        kubeconfig: provided('kubeconfig'),
+        httpPort: 0,
+        bindAddress: '127.0.0.1',
+        schedulerName,
+        namespace: leaseNamespace,
+        leaseName,
+        leaseDurationSeconds: 4,
+        identity: 'gw-follower',
+        logLevel: 'silent',
+      }),
+      [
+        (ctx) => {
+          const c = schedulerComponent(ctx);
+          scheduler = c.scheduler;
+          return c;
+        },
+      ],
+    );
+    expect(follower.leader.isLeader()).toBe(false);
+
+    const core = coreApi();
+    const creating = (async () => {
+      for (let i = 0; i < TOTAL; i += 10) {
+        await Promise.all(
+          Array.from({ length: Math.min(10, TOTAL - i) }, (_, j) =>
+            core.createNamespacedPod({ namespace: ns.name, body: pod(i + j) }),
+          ),
+        );
+      }
+    })();
+    const bound = async () =>
+      (await core.listNamespacedPod({ namespace: ns.name, labelSelector: 'app=kill' })).items.filter(
+        (p) => p.spec?.nodeName,
+      );
+    let creationError: unknown;
+    creating.catch((err) => {
+      creationError = err;
+    });
+    await waitFor(
+      'the doomed leader to bind some pods',
+      async () => {
+        if (creationError) throw creationError;
+        return (await bound()).length >= 30;
+      },
+      {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+      },
+    );
+    leaderProcess.kill('SIGKILL');
+    await once(leaderProcess, 'exit');
+    await creating;
+
+    await waitFor('the follower to take over after the lease expires', () => follower?.leader.isLeader(), {
+      timeoutMs: 30_000,
+    });
+    const pods = await waitFor(
+      `all ${TOTAL} pods bound`,
+      async () => {
+        const b = await bound();
+        return b.length === TOTAL ? b : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
+
+    // Bound once: each pod has one node, the follower bound only what the dead leader had not.
+    expect(new Set(pods.map((p) => p.metadata?.name)).size).toBe(TOTAL);
+    const byFollower = scheduler.history.query({ namespace: ns.name, result: 'scheduled', limit: 500 }).items;
+    expect(byFollower.length).toBeGreaterThan(0);
+    expect(byFollower.length).toBeLessThan(TOTAL);
+    for (const d of byFollower) {
+      const p = pods.find((x) => x.metadata?.name === d.pod);
+      expect(p?.spec?.nodeName).toBe(d.node);
+    }
+
+    // Nothing over-committed: requests per node within allocatable (8 CPU, 60 pods).
+    const perNode = new Map<string, number>();
+    for (const p of pods) perNode.set(p.spec!.nodeName!, (perNode.get(p.spec!.nodeName!) ?? 0) + 200);
+    for (const [node, milli] of perNode) {
+      expect(nodes).toContain(node);
+      expect(milli).toBeLessThanOrEqual(8000);
+    }
+  }, 240_000);
+});
