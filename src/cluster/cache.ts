@@ -15,6 +15,7 @@ import { toNodeInfo, toNodeMetricsInfo, toPodInfo } from './convert.js';
 import {
   type InformerHandlers,
   type InformerStats,
+  identityOf,
   type KubeObject,
   type ListFn,
   objectKey,
@@ -416,7 +417,9 @@ export class ClusterCache {
       new ResilientInformer<KubeObject>(
         {
           ...spec,
-          ...(spec.pollIntervalMs ? {} : { watch }),
+          // The handlers convert each object on arrival and read only its key on delete: the informer
+          // need not keep a second copy of every pod (several KB each, managedFields included).
+          ...(spec.pollIntervalMs ? {} : { watch, retain: identityOf }),
           log: this.opts.log.child({ resource: spec.name }),
           now: this.now,
         },

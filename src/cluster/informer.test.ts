@@ -2,6 +2,7 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type InformerHandlers,
+  identityOf,
   type KubeObject,
   type ListResult,
   ResilientInformer,
@@ -26,13 +27,21 @@ function harness(over: Partial<ResilientInformerOptions> = {}) {
   const logs: Array<{ level: number; msg: string; status?: number }> = [];
   const log = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line)) });
   const seen: string[] = [];
+  /** What the update handler got as `old`, and what the delete handler got. */
+  const olds: KubeObject[] = [];
+  const deleted: KubeObject[] = [];
   const handlers: InformerHandlers = {
     add: (o) => seen.push(`add ${o.metadata?.name}@${o.metadata?.resourceVersion}`),
-    update: (o, old) =>
+    update: (o, old) => {
+      olds.push(old);
       seen.push(
         `update ${o.metadata?.name}@${old.metadata?.resourceVersion}->${o.metadata?.resourceVersion}`,
-      ),
-    delete: (o) => seen.push(`delete ${o.metadata?.name}`),
+      );
+    },
+    delete: (o) => {
+      deleted.push(o);
+      seen.push(`delete ${o.metadata?.name}`);
+    },
   };
   const watch: WatchFn = async (_path, query, onEvent, onDone) => {
     const w: FakeWatch = { query, event: onEvent, done: onDone, aborted: false };
@@ -58,7 +67,7 @@ function harness(over: Partial<ResilientInformerOptions> = {}) {
   );
   const lastWatch = () => watches[watches.length - 1] as FakeWatch;
   const pendingList = () => lists[lists.length - 1] as (typeof lists)[number];
-  return { informer, watches, lists, logs, seen, lastWatch, pendingList };
+  return { informer, watches, lists, logs, seen, olds, deleted, lastWatch, pendingList };
 }
 
 const settle = () => vi.advanceTimersByTimeAsync(0);
@@ -170,6 +179,28 @@ describe('ResilientInformer', () => {
     expect(h.lastWatch().query.resourceVersion).toBe('200');
     expect(h.informer.stats.expired).toBe(1);
     expect(h.informer.stats.restarts).toBe(0);
+    h.informer.stop();
+  });
+
+  it('with retain: identityOf keeps only identities, and the same events still come out', async () => {
+    const big = (name: string, rv: string) =>
+      pod(name, rv, { spec: { nodeName: 'n1' }, status: { phase: 'Running' } });
+    const h = harness({ retain: identityOf });
+    h.informer.start();
+    h.pendingList().resolve({
+      metadata: { resourceVersion: '100' },
+      items: [big('a', '10'), big('b', '11')],
+    });
+    await settle();
+    h.lastWatch().event('MODIFIED', big('a', '12'));
+    h.lastWatch().event('MODIFIED', big('a', '12'));
+    h.lastWatch().event('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' });
+    await settle();
+    h.pendingList().resolve({ metadata: { resourceVersion: '200' }, items: [big('a', '12')] });
+    await settle();
+    expect(h.seen).toEqual(['add a@10', 'add b@11', 'update a@10->12', 'delete b']);
+    expect(h.olds).toEqual([{ metadata: { namespace: 'ns', name: 'a', resourceVersion: '10' } }]);
+    expect(h.deleted).toEqual([{ metadata: { namespace: 'ns', name: 'b', resourceVersion: '11' } }]);
     h.informer.stop();
   });
 
@@ -399,5 +430,27 @@ describe('ResilientInformer', () => {
     expect(informer.size).toBe(2);
     expect(logs.filter((l) => l.level === 50)).toHaveLength(1);
     informer.stop();
+  });
+});
+
+describe('identityOf', () => {
+  it.each([
+    [
+      'a namespaced object',
+      {
+        kind: 'Pod',
+        metadata: { namespace: 'ns', name: 'p', uid: 'u', resourceVersion: '7', labels: { a: 'b' } },
+        spec: {},
+      },
+      { metadata: { namespace: 'ns', name: 'p', uid: 'u', resourceVersion: '7' } },
+    ],
+    [
+      'a cluster-scoped object',
+      { metadata: { name: 'n1', resourceVersion: '3' }, status: {} },
+      { metadata: { name: 'n1', resourceVersion: '3' } },
+    ],
+    ['an object without metadata', { kind: 'Node' }, { metadata: {} }],
+  ])('keeps only the identity of %s', (_what, obj, want) => {
+    expect(identityOf(obj as KubeObject)).toEqual(want);
   });
 });

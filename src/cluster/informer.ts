@@ -44,8 +44,12 @@ export type WatchFn = (
 
 export interface InformerHandlers<T extends KubeObject = KubeObject> {
   add?(obj: T): void;
+  /** `old` is what was retained of the previous state (all of it unless `retain` says otherwise). */
   update?(obj: T, old: T): void;
-  /** The final state when the watch saw the delete; the last known state when a relist found it gone. */
+  /**
+   * The final state when the watch saw the delete; what was retained of the last known state when a
+   * relist found it gone.
+   */
   delete?(obj: T): void;
 }
 
@@ -83,6 +87,12 @@ export interface ResilientInformerOptions<T extends KubeObject = KubeObject> {
   normalise?: (item: unknown) => T;
   /** What makes two states of one object different. Default: metadata.resourceVersion. */
   versionOf?: (obj: T) => string;
+  /**
+   * What is kept of each object between events (default: all of it). It is what `versionOf`, the
+   * update handler's `old` and the delete handler after a relist get; a consumer that converts objects
+   * on arrival keeps only their identity (see identityOf) instead of a second copy of every object.
+   */
+  retain?: (obj: T) => T;
   backoff?: { initialMs?: number; maxMs?: number };
   /** A watch with no event and no reconnect for this long is restarted. Default 60 s. */
   silenceMs?: number;
@@ -102,6 +112,17 @@ interface WatchAttempt {
 
 /** Below this, a watch the server closed without sending anything counts as a failure (no hot loop). */
 const MIN_HEALTHY_WATCH_MS = 1000;
+
+/** An object's identity and version only: what a cache that converts objects on arrival needs kept. */
+export function identityOf(obj: KubeObject): KubeObject {
+  const meta = obj.metadata;
+  const kept: NonNullable<KubeObject['metadata']> = {};
+  if (meta?.namespace !== undefined) kept.namespace = meta.namespace;
+  if (meta?.name !== undefined) kept.name = meta.name;
+  if (meta?.uid !== undefined) kept.uid = meta.uid;
+  if (meta?.resourceVersion !== undefined) kept.resourceVersion = meta.resourceVersion;
+  return { metadata: kept };
+}
 
 export function watchFnFor(kubeConfig: KubeConfig): WatchFn {
   const watch = new Watch(kubeConfig);
@@ -179,6 +200,7 @@ export class ResilientInformer<T extends KubeObject = KubeObject> {
   private readonly random: () => number;
   private readonly normalise: (item: unknown) => T;
   private readonly versionOf: (obj: T) => string;
+  private readonly retain: (obj: T) => T;
 
   constructor(
     private readonly opts: ResilientInformerOptions<T>,
@@ -196,6 +218,7 @@ export class ResilientInformer<T extends KubeObject = KubeObject> {
     this.random = opts.random ?? Math.random;
     this.normalise = opts.normalise ?? ((item) => toPlainJson(item) as T);
     this.versionOf = opts.versionOf ?? ((obj) => obj.metadata?.resourceVersion ?? '');
+    this.retain = opts.retain ?? ((obj) => obj);
   }
 
   get name(): string {
@@ -299,7 +322,7 @@ export class ResilientInformer<T extends KubeObject = KubeObject> {
 
   private upsert(key: string, obj: T): void {
     const old = this.known.get(key);
-    this.known.set(key, obj);
+    this.known.set(key, this.retain(obj));
     if (!old) this.call('add', obj);
     else {
       const version = this.versionOf(obj);
