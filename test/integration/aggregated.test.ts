@@ -28,6 +28,7 @@ import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js'
 import { createFakeNodes, deleteFakeNodes } from '../cluster/nodes.js';
 import {
   coreApi,
+  createBoundPod,
   createNamespace,
   kubeConfig,
   kubectl,
@@ -60,29 +61,8 @@ async function rawList(): Promise<NodeLoadList> {
   );
 }
 
-async function bindPod(name: string, node: string, requests: { cpu: string; memory: string }): Promise<void> {
-  const core = coreApi();
-  await core.createNamespacedPod({
-    namespace: ns.name,
-    body: {
-      metadata: { name },
-      spec: {
-        // No scheduler serves this name: the test binds the pod itself.
-        schedulerName: 'nodeload-it-aggregated-manual',
-        containers: [{ name: 'app', image: 'registry.invalid/app:1', resources: { requests } }],
-      },
-    },
-  });
-  await core.createNamespacedPodBinding({
-    name,
-    namespace: ns.name,
-    body: {
-      apiVersion: 'v1',
-      kind: 'Binding',
-      metadata: { name },
-      target: { apiVersion: 'v1', kind: 'Node', name: node },
-    },
-  });
+function bindPod(name: string, node: string, requests: { cpu: string; memory: string }): Promise<void> {
+  return createBoundPod(ns.name, name, node, requests);
 }
 
 /** The figures the gateway's LoadTracker holds for a node, as the API renders them. */

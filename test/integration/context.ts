@@ -185,3 +185,37 @@ export async function waitFor<T>(
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Creates a pod no scheduler serves and binds it to `node` through the pods/binding subresource, as a
+ * scheduler would: load on a node that the test controls exactly.
+ */
+export async function createBoundPod(
+  namespace: string,
+  name: string,
+  node: string,
+  requests: { cpu: string; memory: string },
+  labels: Record<string, string> = {},
+): Promise<void> {
+  const core = coreApi();
+  await core.createNamespacedPod({
+    namespace,
+    body: {
+      metadata: { name, labels },
+      spec: {
+        schedulerName: 'nodeload-it-manual',
+        containers: [{ name: 'app', image: 'registry.invalid/app:1', resources: { requests } }],
+      },
+    },
+  });
+  await core.createNamespacedPodBinding({
+    name,
+    namespace,
+    body: {
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name },
+      target: { apiVersion: 'v1', kind: 'Node', name: node },
+    },
+  });
+}

@@ -21,6 +21,7 @@ import { createFakeNodes, deleteFakeNodes, describeApiError, isApiException } fr
 import { type FakeMetricsServer, startFakeMetricsServer } from '../fixtures/metrics-server.js';
 import {
   coreApi,
+  createBoundPod,
   createNamespace,
   kubeConfig,
   kubectl,
@@ -99,29 +100,8 @@ function waitForSample(g: Gateway, node: string, at: Date, cpuMilli: number): Pr
   });
 }
 
-async function bindPod(name: string, node: string, requests: { cpu: string; memory: string }): Promise<void> {
-  const core = coreApi();
-  await core.createNamespacedPod({
-    namespace: ns.name,
-    body: {
-      metadata: { name },
-      spec: {
-        // No scheduler serves this name: the test places the pod itself, through the binding subresource.
-        schedulerName: 'nodeload-it-metrics-manual',
-        containers: [{ name: 'app', image: 'registry.invalid/app:1', resources: { requests } }],
-      },
-    },
-  });
-  await core.createNamespacedPodBinding({
-    name,
-    namespace: ns.name,
-    body: {
-      apiVersion: 'v1',
-      kind: 'Binding',
-      metadata: { name },
-      target: { apiVersion: 'v1', kind: 'Node', name: node },
-    },
-  });
+function bindPod(name: string, node: string, requests: { cpu: string; memory: string }): Promise<void> {
+  return createBoundPod(ns.name, name, node, requests);
 }
 
 async function deletePod(name: string): Promise<void> {

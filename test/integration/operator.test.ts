@@ -18,7 +18,15 @@ import type { Suggestion } from '../../src/operator/plan.js';
 import { ensureCrd } from '../../src/rules/install.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION, type RuleStatus } from '../../src/rules/types.js';
 import { createFakeNodes, deleteFakeNodes, describeApiError, isApiException } from '../cluster/nodes.js';
-import { coreApi, createNamespace, kubeConfig, type TestNamespace, uniqueName, waitFor } from './context.js';
+import {
+  coreApi,
+  createBoundPod,
+  createNamespace,
+  kubeConfig,
+  type TestNamespace,
+  uniqueName,
+  waitFor,
+} from './context.js';
 
 const EXAMPLE_RULE = new URL('../../manifests/examples/original-web-tier.yaml', import.meta.url);
 const RULE = { group: RULE_GROUP, version: RULE_VERSION, plural: RULE_PLURAL };
@@ -59,29 +67,8 @@ function waitForStatus(name: string, what: string, check: (s: RuleStatus) => boo
   });
 }
 
-async function bindPod(name: string, node: string, requests: { cpu: string; memory: string }): Promise<void> {
-  const core = coreApi();
-  await core.createNamespacedPod({
-    namespace: ns.name,
-    body: {
-      metadata: { name, labels: { app: 'web' } },
-      spec: {
-        // No scheduler serves this name: the test places the pod itself, through the binding subresource.
-        schedulerName: 'nodeload-it-manual',
-        containers: [{ name: 'app', image: 'registry.invalid/app:1', resources: { requests } }],
-      },
-    },
-  });
-  await core.createNamespacedPodBinding({
-    name,
-    namespace: ns.name,
-    body: {
-      apiVersion: 'v1',
-      kind: 'Binding',
-      metadata: { name },
-      target: { apiVersion: 'v1', kind: 'Node', name: node },
-    },
-  });
+function bindPod(name: string, node: string, requests: { cpu: string; memory: string }): Promise<void> {
+  return createBoundPod(ns.name, name, node, requests, { app: 'web' });
 }
 
 async function events(reason: string, node: string) {
