@@ -5,6 +5,7 @@ import type { ClusterTopics, RuleEntry } from '../cluster/cache.js';
 import { toNodeInfo, toPodInfo } from '../cluster/convert.js';
 import { type NodeInfo, type PodInfo, podKey } from '../cluster/model.js';
 import { EventBus } from '../events/bus.js';
+import { loadAt } from '../load/testing.js';
 import type { LoadTopics } from '../load/tracker.js';
 import type { NodeLoad } from '../load/types.js';
 import type { NodeLoadRule, RuleStatus } from '../rules/types.js';
@@ -13,24 +14,8 @@ import { Operator, type OperatorCache, type OperatorLoads } from './operator.js'
 
 const T0 = Date.parse('2026-11-29T12:00:00Z');
 
-function load(name: string, cpuPercent: number, memoryPercent = 10): NodeLoad {
-  const zero = { cpuMilli: 0, memoryBytes: 0 };
-  return {
-    node: name,
-    allocatable: { cpuMilli: 4000, memoryBytes: 8 * 2 ** 30, pods: 110 },
-    requested: zero,
-    podCount: 0,
-    estimated: zero,
-    estimatedPods: 0,
-    effective: zero,
-    cpuPercent,
-    memoryPercent,
-    source: 'requests',
-    timestamp: '',
-    metricsStale: false,
-    unavailable: false,
-  };
-}
+const load = (name: string, cpuPercent: number, memoryPercent = 10): NodeLoad =>
+  loadAt(name, cpuPercent, memoryPercent);
 
 function makeRule(name: string, spec: Partial<NodeLoadRule['spec']> = {}, rv = '1'): NodeLoadRule {
   return {

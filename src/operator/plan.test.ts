@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toNodeInfo } from '../cluster/convert.js';
+import { loadAt } from '../load/testing.js';
 import type { NodeLoad } from '../load/types.js';
 import { evaluateRule, statusFor } from '../rules/evaluate.js';
 import type { NodeLoadRule, RuleSpec, RuleStatus } from '../rules/types.js';
@@ -38,24 +39,8 @@ function rule(spec: Partial<RuleSpec> = {}, extra: Partial<NodeLoadRule> = {}): 
 const node = (name: string) =>
   toNodeInfo({ metadata: { name }, status: { allocatable: { cpu: '4', memory: '8Gi', pods: '110' } } });
 
-function load(name: string, cpuPercent: number, memoryPercent: number): NodeLoad {
-  const zero = { cpuMilli: 0, memoryBytes: 0 };
-  return {
-    node: name,
-    allocatable: { cpuMilli: 4000, memoryBytes: 8 * 2 ** 30, pods: 110 },
-    requested: zero,
-    podCount: 0,
-    estimated: zero,
-    estimatedPods: 0,
-    effective: zero,
-    cpuPercent,
-    memoryPercent,
-    source: 'requests',
-    timestamp: '',
-    metricsStale: false,
-    unavailable: false,
-  };
-}
+const load = (name: string, cpuPercent: number, memoryPercent: number): NodeLoad =>
+  loadAt(name, cpuPercent, memoryPercent);
 
 const nodes = ['node-a', 'node-b', 'node-c'].map(node);
 const calm = new Map([

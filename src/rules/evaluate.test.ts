@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toNodeInfo, toPodInfo } from '../cluster/convert.js';
 import type { NodeInfo, PodInfo } from '../cluster/model.js';
+import { loadAt } from '../load/testing.js';
 import type { NodeLoad } from '../load/types.js';
 import {
   eligibilityTransitions,
@@ -34,24 +35,8 @@ const node = (name: string, labels: Record<string, string> = {}): NodeInfo =>
     status: { allocatable: { cpu: '4', memory: '8Gi', pods: '110' } },
   });
 
-function load(name: string, cpuPercent: number, memoryPercent = 0, unavailable = false): NodeLoad {
-  const zero = { cpuMilli: 0, memoryBytes: 0 };
-  return {
-    node: name,
-    allocatable: { cpuMilli: 4000, memoryBytes: 8 * 2 ** 30, pods: 110 },
-    requested: zero,
-    podCount: 0,
-    estimated: zero,
-    estimatedPods: 0,
-    effective: zero,
-    cpuPercent,
-    memoryPercent,
-    source: 'requests',
-    timestamp: '',
-    metricsStale: unavailable,
-    unavailable,
-  };
-}
+const load = (name: string, cpuPercent: number, memoryPercent = 0, unavailable = false): NodeLoad =>
+  loadAt(name, cpuPercent, memoryPercent, { metricsStale: unavailable, unavailable });
 
 /** node-a..node-e: a 50%, b 91% cpu, c 20%, d 85% mem, e fail-closed. */
 const nodes = ['node-e', 'node-d', 'node-c', 'node-b', 'node-a'].map((n) => node(n));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toNodeInfo } from '../cluster/convert.js';
 import type { LabelSelector, NodeInfo } from '../cluster/model.js';
+import { loadAt } from '../load/testing.js';
 import type { NodeLoad } from '../load/types.js';
 import {
   allowedNodeNames,
@@ -34,24 +35,12 @@ function makeNode(name: string, labels: Record<string, string> = {}): NodeInfo {
   });
 }
 
-function makeLoad(node: string, cpuPercent: number, memoryPercent: number, unavailable = false): NodeLoad {
-  const zero = { cpuMilli: 0, memoryBytes: 0 };
-  return {
-    node,
-    allocatable: { cpuMilli: 4000, memoryBytes: 8 * 2 ** 30, pods: 110 },
-    requested: zero,
-    podCount: 0,
-    estimated: zero,
-    estimatedPods: 0,
-    effective: zero,
-    cpuPercent,
-    memoryPercent,
-    source: 'requests',
+const makeLoad = (node: string, cpuPercent: number, memoryPercent: number, unavailable = false): NodeLoad =>
+  loadAt(node, cpuPercent, memoryPercent, {
     timestamp: '2026-11-29T12:00:00.000Z',
     metricsStale: unavailable,
     unavailable,
-  };
-}
+  });
 
 describe('toRule', () => {
   it('reads the original design example unchanged', () => {
