@@ -17,6 +17,12 @@ import type { GraphQLContext, GraphQLSources } from './context.js';
 import { EXAMPLE_OPERATIONS } from './examples.js';
 import { yogaLogger } from './logging.js';
 import { graphqlSchema } from './schema.js';
+import {
+  expandSharedPayloads,
+  serialisedOf,
+  sharedPayloadReplacer,
+  useSharedSubscriptions,
+} from './shared-subscriptions.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -126,7 +132,7 @@ export function createGraphQLYoga(opts: GraphQLServerOptions): GraphQLYoga {
     graphiql: opts.graphiql === false ? false : graphiqlOptions(),
     renderGraphiQL: cachedGraphiQLRenderer(),
     landingPage: false,
-    plugins: [...new EnvelopArmor(opts.armor ?? ARMOR_CONFIG).protect().plugins],
+    plugins: [...new EnvelopArmor(opts.armor ?? ARMOR_CONFIG).protect().plugins, useSharedSubscriptions()],
   });
 }
 
@@ -165,6 +171,12 @@ export function attachWebSocket(yoga: GraphQLYoga, server: http.Server, log: Log
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   };
   server.on('upgrade', onUpgrade);
+  // Registered before graphql-ws's own connection handler: shared payloads go out as their cached JSON.
+  wss.on('connection', (ws) => {
+    const send = ws.send.bind(ws);
+    ws.send = ((data: unknown, ...rest: unknown[]) =>
+      (send as (...a: unknown[]) => void)(expandSharedPayloads(data), ...rest)) as typeof ws.send;
+  });
 
   const disposable = useServer<Record<string, unknown> | undefined>(
     {
@@ -199,6 +211,10 @@ export function attachWebSocket(yoga: GraphQLYoga, server: http.Server, log: Log
       onError: (_ctx, _id, _payload, errors) => {
         log.debug({ errors: errors.map((e) => e.message) }, 'websocket operation failed');
       },
+      // A shared, error-free result goes out as itself (its JSON is cached), not as a per-socket copy.
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        serialisedOf(result) !== undefined && !result.errors ? (result as never) : undefined,
+      jsonMessageReplacer: sharedPayloadReplacer,
     },
     wss,
   );

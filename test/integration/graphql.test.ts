@@ -234,7 +234,9 @@ describe('GraphQL on the gateway', () => {
         complete: () => {},
       },
     );
-    const sse = await sseSubscribe(query, { ns: ns.name });
+    // A different selection over SSE: identical operations share one execution (shared-subscriptions.ts),
+    // and two distinct ones let the test see that both transports are listening before the burst.
+    const sse = await sseSubscribe(query.replace('{ id ', '{ __typename id '), { ns: ns.name });
     try {
       await waitFor('both subscriptions listening', () => decisionListeners === 2);
       await createPods(Array.from({ length: BURST }, (_, i) => podBody(burstPod(i))));
@@ -244,7 +246,11 @@ describe('GraphQL on the gateway', () => {
         { timeoutMs: 120_000, intervalMs: 500 },
       );
       expect(wsErrors).toEqual([]);
-      const sseEvents = sse.events.map((e) => e.data?.['schedulingEvents'] as Record<string, unknown>);
+      const sseEvents = sse.events.map((e) => {
+        const { __typename, ...rest } = e.data?.['schedulingEvents'] as Record<string, unknown>;
+        expect(__typename).toBe('SchedulingDecision');
+        return rest;
+      });
       // Exactly one decision per pod on each transport: none lost, none repeated.
       const ids = (list: Record<string, unknown>[]) => list.map((e) => String(e['id']));
       expect(wsEvents).toHaveLength(BURST);
