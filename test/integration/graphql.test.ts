@@ -247,7 +247,7 @@ describe('GraphQL on the gateway', () => {
       );
       expect(wsErrors).toEqual([]);
       const sseEvents = sse.events.map((e) => {
-        const { __typename, ...rest } = e.data?.['schedulingEvents'] as Record<string, unknown>;
+        const { __typename, ...rest } = (e.data?.['schedulingEvents'] ?? {}) as Record<string, unknown>;
         expect(__typename).toBe('SchedulingDecision');
         return rest;
       });
