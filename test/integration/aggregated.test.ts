@@ -25,14 +25,14 @@ import { formatCpu, formatMemory } from '../../src/cluster/quantity.js';
 import { parseConfig } from '../../src/config.js';
 import { ensureCrd } from '../../src/rules/install.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
-import { createFakeNodes, deleteFakeNodes } from '../cluster/nodes.js';
+import { createFakeNodes } from '../cluster/nodes.js';
 import {
-  coreApi,
   createBoundPod,
   createNamespace,
   kubeConfig,
   kubectl,
   pkiPath,
+  removeTestResources,
   type TestNamespace,
   uniqueName,
   waitFor,
@@ -231,10 +231,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (gateway) await unregisterLocalApiService(gateway.kubeConfig);
   await gateway?.stop();
-  // Pods on a deleted KWOK node would wait for the pod GC and hold the namespace in Terminating.
-  if (ns) await coreApi().deleteCollectionNamespacedPod({ namespace: ns.name, gracePeriodSeconds: 0 });
-  if (nodeA) await deleteFakeNodes(inject('kubeconfig'), [nodeA, nodeB]);
-  await ns?.dispose();
+  await removeTestResources({ namespace: ns, nodes: nodeA ? [nodeA, nodeB] : [] });
   if (work) rmSync(work, { recursive: true, force: true });
 });
 

@@ -12,7 +12,7 @@ import {
   stopCluster,
   waitForDefaultServiceAccount,
 } from '../cluster/controlplane.js';
-import { describeApiError, isApiException } from '../cluster/nodes.js';
+import { deleteFakeNodes, describeApiError, isApiException } from '../cluster/nodes.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -218,4 +218,29 @@ export async function createBoundPod(
       target: { apiVersion: 'v1', kind: 'Node', name: node },
     },
   });
+}
+
+/**
+ * A test file's teardown, in the order that lets everything go: pods first (pods on a deleted KWOK node
+ * would wait for the pod GC and hold the namespace in Terminating), then the nodes, the namespace and
+ * any extra namespaces (e.g. a leader-election Lease's); missing ones are fine.
+ */
+export async function removeTestResources(r: {
+  namespace?: TestNamespace;
+  nodes?: readonly string[];
+  extraNamespaces?: readonly (string | undefined)[];
+}): Promise<void> {
+  if (r.namespace) {
+    await coreApi().deleteCollectionNamespacedPod({ namespace: r.namespace.name, gracePeriodSeconds: 0 });
+  }
+  if (r.nodes?.length) await deleteFakeNodes(provided('kubeconfig'), [...r.nodes]);
+  await r.namespace?.dispose();
+  for (const name of r.extraNamespaces ?? []) {
+    if (!name) continue;
+    try {
+      await coreApi().deleteNamespace({ name });
+    } catch (err) {
+      if (!isApiException(err, 404)) throw new Error(`deleting ${name}: ${describeApiError(err)}`);
+    }
+  }
 }

@@ -11,12 +11,13 @@ import { parseConfig } from '../../src/config.js';
 import { schedulerComponent } from '../../src/scheduler/component.js';
 import type { Scheduler } from '../../src/scheduler/scheduler.js';
 import { freePorts } from '../cluster/controlplane.js';
-import { createFakeNodes, deleteFakeNodes } from '../cluster/nodes.js';
+import { createFakeNodes } from '../cluster/nodes.js';
 import {
   coreApi,
   createNamespace,
   kubeConfig,
   provided,
+  removeTestResources,
   type TestNamespace,
   uniqueName,
   waitFor,
@@ -46,9 +47,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (leaderProcess?.exitCode === null) leaderProcess.kill('SIGKILL');
   await follower?.stop();
-  await coreApi().deleteCollectionNamespacedPod({ namespace: ns.name, gracePeriodSeconds: 0 });
-  await deleteFakeNodes(provided('kubeconfig'), nodes);
-  await ns.dispose();
+  await removeTestResources({ namespace: ns, nodes, extraNamespaces: [leaseNamespace] });
 });
 
 function pod(i: number): V1Pod {

@@ -18,8 +18,16 @@ import { ensureCrd } from '../../src/rules/install.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION, type RuleStatus } from '../../src/rules/types.js';
 import { schedulerComponent } from '../../src/scheduler/component.js';
 import type { Scheduler } from '../../src/scheduler/scheduler.js';
-import { createFakeNodes, deleteFakeNodes } from '../cluster/nodes.js';
-import { coreApi, createNamespace, kubeConfig, type TestNamespace, uniqueName, waitFor } from './context.js';
+import { createFakeNodes } from '../cluster/nodes.js';
+import {
+  coreApi,
+  createNamespace,
+  kubeConfig,
+  removeTestResources,
+  type TestNamespace,
+  uniqueName,
+  waitFor,
+} from './context.js';
 
 const POOL_LABEL = 'nodeload.test/pool';
 const RULE = { group: RULE_GROUP, version: RULE_VERSION, plural: RULE_PLURAL };
@@ -211,9 +219,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.stop();
-  if (ns) await coreApi().deleteCollectionNamespacedPod({ namespace: ns.name, gracePeriodSeconds: 0 });
-  if (nodes.length) await deleteFakeNodes(inject('kubeconfig'), nodes);
-  await ns?.dispose();
+  await removeTestResources({ namespace: ns, nodes });
 });
 
 describe('GraphQL on the gateway', () => {

@@ -17,7 +17,7 @@ import type { EventObject, RuleWriter } from '../../src/operator/kube.js';
 import type { Operator } from '../../src/operator/operator.js';
 import { ensureCrd } from '../../src/rules/install.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION, type RuleStatus } from '../../src/rules/types.js';
-import { createFakeNodes, deleteFakeNodes, describeApiError, isApiException } from '../cluster/nodes.js';
+import { createFakeNodes } from '../cluster/nodes.js';
 import { type FakeMetricsServer, startFakeMetricsServer } from '../fixtures/metrics-server.js';
 import {
   coreApi,
@@ -26,6 +26,7 @@ import {
   kubeConfig,
   kubectl,
   provided,
+  removeTestResources,
   type TestNamespace,
   uniqueName,
   usePrivateCluster,
@@ -173,17 +174,7 @@ afterAll(async () => {
   await failClosed?.stop();
   await gateway?.stop();
   await metrics?.stop();
-  // Pods on a deleted KWOK node would wait for the pod GC and hold the namespace in Terminating.
-  if (ns) await coreApi().deleteCollectionNamespacedPod({ namespace: ns.name, gracePeriodSeconds: 0 });
-  if (nodes) await deleteFakeNodes(provided('kubeconfig'), nodes);
-  await ns?.dispose();
-  if (leaseNamespace) {
-    try {
-      await coreApi().deleteNamespace({ name: leaseNamespace });
-    } catch (err) {
-      if (!isApiException(err, 404)) throw new Error(`deleting ${leaseNamespace}: ${describeApiError(err)}`);
-    }
-  }
+  await removeTestResources({ namespace: ns, nodes, extraNamespaces: [leaseNamespace] });
 });
 
 describe('node usage from metrics.k8s.io through the aggregator', () => {

@@ -17,12 +17,13 @@ import type { Operator } from '../../src/operator/operator.js';
 import type { Suggestion } from '../../src/operator/plan.js';
 import { ensureCrd } from '../../src/rules/install.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION, type RuleStatus } from '../../src/rules/types.js';
-import { createFakeNodes, deleteFakeNodes, describeApiError, isApiException } from '../cluster/nodes.js';
+import { createFakeNodes, describeApiError, isApiException } from '../cluster/nodes.js';
 import {
   coreApi,
   createBoundPod,
   createNamespace,
   kubeConfig,
+  removeTestResources,
   type TestNamespace,
   uniqueName,
   waitFor,
@@ -118,17 +119,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.stop();
-  // Pods on a deleted KWOK node would wait for the pod GC and hold the namespace in Terminating.
-  if (ns) await coreApi().deleteCollectionNamespacedPod({ namespace: ns.name, gracePeriodSeconds: 0 });
-  if (nodes) await deleteFakeNodes(inject('kubeconfig'), nodes);
-  await ns?.dispose();
-  if (leaseNamespace) {
-    try {
-      await coreApi().deleteNamespace({ name: leaseNamespace });
-    } catch (err) {
-      if (!isApiException(err, 404)) throw new Error(`deleting ${leaseNamespace}: ${describeApiError(err)}`);
-    }
-  }
+  await removeTestResources({ namespace: ns, nodes, extraNamespaces: [leaseNamespace] });
 });
 
 describe('operator', () => {

@@ -24,8 +24,16 @@ import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js'
 import { schedulerComponent } from '../../src/scheduler/component.js';
 import type { Decision } from '../../src/scheduler/explain.js';
 import type { Scheduler } from '../../src/scheduler/scheduler.js';
-import { createFakeNodes, deleteFakeNodes, describeApiError, isApiException } from '../cluster/nodes.js';
-import { coreApi, createNamespace, kubeConfig, type TestNamespace, uniqueName, waitFor } from './context.js';
+import { createFakeNodes } from '../cluster/nodes.js';
+import {
+  coreApi,
+  createNamespace,
+  kubeConfig,
+  removeTestResources,
+  type TestNamespace,
+  uniqueName,
+  waitFor,
+} from './context.js';
 
 const POOL_LABEL = 'nodeload.test/pool';
 const RULE = { group: RULE_GROUP, version: RULE_VERSION, plural: RULE_PLURAL };
@@ -222,15 +230,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const g of [...gateways].reverse()) await stopGateway(g);
-  // Pods on a deleted KWOK node would wait for the pod GC and hold the namespace in Terminating.
-  if (ns) await coreApi().deleteCollectionNamespacedPod({ namespace: ns.name, gracePeriodSeconds: 0 });
-  if (createdNodes.length) await deleteFakeNodes(inject('kubeconfig'), createdNodes);
-  await ns?.dispose();
-  try {
-    await coreApi().deleteNamespace({ name: leaseNamespace });
-  } catch (err) {
-    if (!isApiException(err, 404)) throw new Error(`deleting ${leaseNamespace}: ${describeApiError(err)}`);
-  }
+  await removeTestResources({ namespace: ns, nodes: createdNodes, extraNamespaces: [leaseNamespace] });
 });
 
 describe('scheduler', () => {
