@@ -15,7 +15,8 @@ import { defaultIdentity, LeaderElector } from './leader/lease.js';
 import { LoadTracker } from './load/tracker.js';
 import type { LoadOptions } from './load/types.js';
 import { componentLogger, createLogger, type Logger } from './log.js';
-import { ensureCrd } from './rules/install.js';
+import { ensureCrd } from './operator/install-crd.js';
+import { NODE_LOAD_RULE_KIND, type RuleCache } from './rules/kind.js';
 import { createMetricsRegistry } from './server/metrics.js';
 import { createTlsServer, type TlsServer } from './server/tls-server.js';
 import { createUserApp, finishApp } from './server/user-app.js';
@@ -28,7 +29,7 @@ export interface GatewayContext {
   log: Logger;
   kubeConfig: KubeConfig;
   registry: Registry;
-  cache: ClusterCache;
+  cache: RuleCache;
   loads: LoadTracker;
   /** One election per process: the operator writes and the scheduler binds only while it leads. */
   leader: LeaderElector;
@@ -95,6 +96,7 @@ export async function startGateway(
   const kubeConfig = opts.kubeConfig ?? loadKubeConfig(config.kubeconfig);
   const registry = createMetricsRegistry(VERSION);
   const cache = new ClusterCache({
+    rules: NODE_LOAD_RULE_KIND,
     kubeConfig,
     log: componentLogger(log, 'cache'),
     metricsPollSeconds: config.metricsPollSeconds,

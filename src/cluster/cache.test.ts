@@ -11,6 +11,7 @@ import {
   type ResourceName,
 } from './cache.js';
 import type { InformerHandlers, KubeObject } from './informer.js';
+import { PLAIN_RULE_KIND } from './testing.js';
 
 interface FakeInformer extends InformerLike {
   spec: InformerSpec;
@@ -68,6 +69,7 @@ function fakeFactory() {
 function setup(opts: { metricsServed?: () => Promise<boolean> } = {}) {
   const f = fakeFactory();
   const cache = new ClusterCache({
+    rules: PLAIN_RULE_KIND,
     kubeConfig: new KubeConfig(),
     log: pino({ level: 'silent' }),
     informerFactory: f.factory,
@@ -226,7 +228,7 @@ describe('ClusterCache', () => {
     const raw = ruleObj('r1', '1', { maxCPU: 70, allowedNodes: ['n1'] }, { eligibleCount: 1 });
     rules.h.add(raw);
     const entry = cache.rules.get('team/r1');
-    expect(entry?.rule.spec).toMatchObject({ maxCPU: 70, maxMemory: 80, allowedNodes: ['n1'] });
+    expect(entry?.rule.spec).toMatchObject({ maxCPU: 70, allowedNodes: ['n1'] });
     expect(entry?.raw).toBe(raw);
     expect(entry?.raw.status).toMatchObject({ eligibleCount: 1 });
     rules.h.update(ruleObj('r1', '1'), raw);

@@ -9,8 +9,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { EventBus } from '../events/bus.js';
-import { ruleKey, toRule } from '../rules/rule.js';
-import type { NodeLoadRule } from '../rules/types.js';
 import { toNodeInfo, toNodeMetricsInfo, toPodInfo } from './convert.js';
 import {
   type InformerHandlers,
@@ -23,7 +21,7 @@ import {
   type WatchFn,
   watchFnFor,
 } from './informer.js';
-import { ApiListers, metricsVersion, RESOURCE_PATHS, type ResourceName } from './listers.js';
+import { ApiListers, metricsVersion, type ResourceName } from './listers.js';
 import { type NodeInfo, type NodeMetricsInfo, type PodInfo, podKey } from './model.js';
 
 export type ChangeType = 'add' | 'update' | 'delete';
@@ -35,16 +33,34 @@ export interface Change<T> {
   new?: T;
 }
 
-export interface RuleEntry {
-  rule: NodeLoadRule;
+/** What the cache needs of a namespaced custom object once converted: its identity and version. */
+export interface NamespacedObject {
+  namespace: string;
+  name: string;
+  resourceVersion: string;
+}
+
+/**
+ * The custom resource kind the cache also watches (the gateway's NodeLoadRule). The cache knows only
+ * where it lives and how to turn an API object into plain data: the rule domain stays in src/rules.
+ */
+export interface CustomResourceKind<R extends NamespacedObject> {
+  group: string;
+  version: string;
+  plural: string;
+  convert(raw: KubeObject): R;
+}
+
+export interface RuleEntry<R extends NamespacedObject = NamespacedObject> {
+  rule: R;
   /** The object as the API server sent it (the operator reads and patches `.status`). */
   raw: KubeObject;
 }
 
-export type ClusterTopics = {
+export type ClusterTopics<R extends NamespacedObject = NamespacedObject> = {
   node: Change<NodeInfo>;
   pod: Change<PodInfo>;
-  rule: Change<RuleEntry>;
+  rule: Change<RuleEntry<R>>;
   metrics: Change<NodeMetricsInfo>;
   /** metrics.k8s.io became served or stopped being served (LoadOptions.metricsServed changes). */
   metricsServed: { served: boolean };
@@ -74,8 +90,10 @@ export interface InformerLike {
 
 export type InformerFactory = (spec: InformerSpec, handlers: InformerHandlers<KubeObject>) => InformerLike;
 
-export interface ClusterCacheOptions {
+export interface ClusterCacheOptions<R extends NamespacedObject = NamespacedObject> {
   kubeConfig: KubeConfig;
+  /** The custom resource kind served as `rules` (the gateway passes NodeLoadRule's). */
+  rules: CustomResourceKind<R>;
   log: Logger;
   now?: () => number;
   metricsPollSeconds?: number;
@@ -94,15 +112,15 @@ function timeout<T>(ms: number, value: T): Promise<T> {
   return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
 }
 
-export class ClusterCache {
-  readonly bus: EventBus<ClusterTopics>;
+export class ClusterCache<R extends NamespacedObject = NamespacedObject> {
+  readonly bus: EventBus<ClusterTopics<R>>;
   readonly now: () => number;
 
   private readonly nodeMap = new Map<string, NodeInfo>();
   private readonly podMap = new Map<string, PodInfo>();
   private readonly podsByNode = new Map<string, Map<string, PodInfo>>();
   private readonly unscheduled = new Map<string, PodInfo>();
-  private readonly ruleMap = new Map<string, RuleEntry>();
+  private readonly ruleMap = new Map<string, RuleEntry<R>>();
   private readonly metricsMap = new Map<string, NodeMetricsInfo>();
 
   private readonly log: Logger;
@@ -121,15 +139,15 @@ export class ClusterCache {
   private discoveryInFlight: Promise<void> | undefined;
   private readonly listers: ApiListers;
 
-  constructor(private readonly opts: ClusterCacheOptions) {
+  constructor(private readonly opts: ClusterCacheOptions<R>) {
     this.log = opts.log;
     this.now = opts.now ?? Date.now;
-    this.bus = new EventBus<ClusterTopics>({
+    this.bus = new EventBus<ClusterTopics<R>>({
       onListenerError: (err, topic) => this.log.error({ err, topic }, 'cluster event listener failed'),
     });
     this.metricsPollMs = (opts.metricsPollSeconds ?? 15) * 1000;
     this.discoveryIntervalMs = (opts.discoveryIntervalSeconds ?? 60) * 1000;
-    this.listers = new ApiListers(opts.kubeConfig);
+    this.listers = new ApiListers(opts.kubeConfig, opts.rules);
     this.factory = opts.informerFactory ?? this.defaultFactory();
     this.discover = opts.discoverMetrics ?? (() => this.listers.metricsServed());
     this.readyPromise = new Promise((resolve) => {
@@ -145,7 +163,7 @@ export class ClusterCache {
     return this.podMap;
   }
 
-  get rules(): ReadonlyMap<string, RuleEntry> {
+  get rules(): ReadonlyMap<string, RuleEntry<R>> {
     return this.ruleMap;
   }
 
@@ -313,11 +331,11 @@ export class ClusterCache {
   }
 
   private upsertRule(raw: KubeObject): void {
-    const rule = toRule(raw);
-    const key = ruleKey(rule);
+    const rule = this.opts.rules.convert(raw);
+    const key = `${rule.namespace}/${rule.name}`;
     const old = this.ruleMap.get(key);
     if (old && old.rule.resourceVersion === rule.resourceVersion) return;
-    const next: RuleEntry = { rule, raw };
+    const next: RuleEntry<R> = { rule, raw };
     this.ruleMap.set(key, next);
     this.bus.emit('rule', old ? { type: 'update', old, new: next } : { type: 'add', new: next });
   }
@@ -407,8 +425,7 @@ export class ClusterCache {
   }
 
   private spec(name: ResourceName): InformerSpec {
-    const path = RESOURCE_PATHS[name];
-    return { name, path, list: this.listers.list(name) };
+    return { name, path: this.listers.path(name), list: this.listers.list(name) };
   }
 
   private defaultFactory(): InformerFactory {

@@ -3,17 +3,22 @@
  * metrics.k8s.io is served. The informers watch the same paths; these supply their lists.
  */
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../rules/types.js';
 import { httpStatusOf, type KubeObject, type ListFn, type ListResult } from './informer.js';
 
 export type ResourceName = 'nodes' | 'pods' | 'nodeloadrules' | 'nodemetrics';
 
-export const RESOURCE_PATHS: Readonly<Record<ResourceName, string>> = {
+/** Where a custom resource kind lives (its conversion is the caller's business). */
+export interface CustomResourceLocation {
+  group: string;
+  version: string;
+  plural: string;
+}
+
+const CORE_PATHS = {
   nodes: '/api/v1/nodes',
   pods: '/api/v1/pods',
-  nodeloadrules: `/apis/${RULE_GROUP}/${RULE_VERSION}/${RULE_PLURAL}`,
   nodemetrics: '/apis/metrics.k8s.io/v1beta1/nodes',
-};
+} as const;
 
 const METRICS_GROUP = 'metrics.k8s.io';
 const METRICS_VERSION = 'v1beta1';
@@ -52,9 +57,18 @@ export function metricsVersion(obj: KubeObject): string {
  */
 export class ApiListers {
   private core: CoreV1Api | undefined;
-  private custom: CustomObjectsApi | undefined;
+  private customClient: CustomObjectsApi | undefined;
 
-  constructor(private readonly kubeConfig: KubeConfig) {}
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    private readonly custom: CustomResourceLocation,
+  ) {}
+
+  path(name: ResourceName): string {
+    if (name !== 'nodeloadrules') return CORE_PATHS[name];
+    const { group, version, plural } = this.custom;
+    return `/apis/${group}/${version}/${plural}`;
+  }
 
   list(name: ResourceName): ListFn {
     switch (name) {
@@ -69,9 +83,9 @@ export class ApiListers {
         return () =>
           listAllPages((cont) =>
             this.customApi().listClusterCustomObject({
-              group: RULE_GROUP,
-              version: RULE_VERSION,
-              plural: RULE_PLURAL,
+              group: this.custom.group,
+              version: this.custom.version,
+              plural: this.custom.plural,
               limit: PAGE_SIZE,
               _continue: cont,
             }),
@@ -113,7 +127,7 @@ export class ApiListers {
   }
 
   private customApi(): CustomObjectsApi {
-    this.custom ??= this.kubeConfig.makeApiClient(CustomObjectsApi);
-    return this.custom;
+    this.customClient ??= this.kubeConfig.makeApiClient(CustomObjectsApi);
+    return this.customClient;
   }
 }

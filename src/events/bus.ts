@@ -22,6 +22,11 @@ function defaultOnListenerError(err: unknown, topic: string): void {
   console.error(`event listener for "${topic}" failed:`, err);
 }
 
+/** The subscribing half of a bus: what a reader is handed, so it cannot emit. */
+export interface Subscribable<Topics extends Record<string, unknown>> {
+  on<K extends keyof Topics>(topic: K, fn: Listener<Topics[K]>): () => void;
+}
+
 export class EventBus<Topics extends Record<string, unknown>> {
   private readonly listeners = new Map<keyof Topics, Listener<never>[]>();
   private readonly onListenerError: ListenerErrorHandler;

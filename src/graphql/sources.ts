@@ -1,5 +1,5 @@
 /** Adapters from the gateway's live objects to the read-only sources the resolvers use (context.ts). */
-import type { ClusterCache } from '../cluster/cache.js';
+import type { RuleCache } from '../rules/kind.js';
 import type { LoadTracker } from '../load/tracker.js';
 import type { Operator } from '../operator/operator.js';
 import { ruleKey } from '../rules/rule.js';
@@ -8,7 +8,7 @@ import type { ClusterSource, LoadSourceView, RuleSource } from './context.js';
 import type { SchedulingSource } from './scheduling-source.js';
 
 export function clusterSource(
-  cache: Pick<ClusterCache, 'nodes' | 'pods' | 'rules' | 'podsOnNode'>,
+  cache: Pick<RuleCache, 'nodes' | 'pods' | 'rules' | 'podsOnNode'>,
 ): ClusterSource {
   return {
     nodes: () => cache.nodes.values(),

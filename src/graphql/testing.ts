@@ -6,6 +6,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
 import { ClusterCache, type InformerFactory, type ResourceName } from '../cluster/cache.js';
+import { NODE_LOAD_RULE_KIND, type RuleCache } from '../rules/kind.js';
 import type { InformerHandlers, KubeObject } from '../cluster/informer.js';
 import { EventBus } from '../events/bus.js';
 import { LoadTracker } from '../load/tracker.js';
@@ -123,7 +124,7 @@ type Handlers = Required<InformerHandlers<KubeObject>>;
 
 /** A ClusterCache whose informers are driven by hand. */
 export class FixtureCluster {
-  readonly cache: ClusterCache;
+  readonly cache: RuleCache;
   readonly loads: LoadTracker;
   private readonly handlers = new Map<ResourceName, Handlers>();
 
@@ -147,6 +148,7 @@ export class FixtureCluster {
       };
     };
     this.cache = new ClusterCache({
+      rules: NODE_LOAD_RULE_KIND,
       kubeConfig: new KubeConfig(),
       log: pino({ level: 'silent' }),
       informerFactory: factory,

@@ -2,6 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ClusterCache, type InformerFactory, type ResourceName } from '../cluster/cache.js';
+import { PLAIN_RULE_KIND } from '../cluster/testing.js';
 import { toPodInfo } from '../cluster/convert.js';
 import type { InformerHandlers, KubeObject } from '../cluster/informer.js';
 import { type LoadChange, LoadTracker } from './tracker.js';
@@ -28,6 +29,7 @@ async function setup(opts: { metricsServed?: boolean; options?: LoadTrackerOptio
   };
   const served = { value: opts.metricsServed ?? false };
   const cache = new ClusterCache({
+    rules: PLAIN_RULE_KIND,
     kubeConfig: new KubeConfig(),
     log: pino({ level: 'silent' }),
     informerFactory: factory,

@@ -9,7 +9,7 @@
  */
 import type { ClusterTopics } from '../cluster/cache.js';
 import { type NodeInfo, type NodeMetricsInfo, type PodInfo, podKey } from '../cluster/model.js';
-import { EventBus } from '../events/bus.js';
+import { EventBus, type Subscribable } from '../events/bus.js';
 import { computeNodeLoad } from './model.js';
 import { DEFAULT_LOAD_OPTIONS, type LoadOptions, type NodeLoad } from './types.js';
 
@@ -24,7 +24,7 @@ export type LoadTopics = { load: LoadChange };
 
 /** What the tracker reads from the cluster cache (ClusterCache satisfies it). */
 export interface ClusterView {
-  readonly bus: EventBus<ClusterTopics>;
+  readonly bus: Subscribable<Omit<ClusterTopics, 'rule'>>;
   readonly nodes: ReadonlyMap<string, NodeInfo>;
   readonly pods: ReadonlyMap<string, PodInfo>;
   readonly metrics: ReadonlyMap<string, NodeMetricsInfo>;

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ClusterTopics, RuleEntry } from '../cluster/cache.js';
+import type { NodeLoadRuleEntry as RuleEntry, RuleClusterTopics as ClusterTopics } from '../rules/kind.js';
 import { toNodeInfo, toPodInfo } from '../cluster/convert.js';
 import { type NodeInfo, type PodInfo, podKey } from '../cluster/model.js';
 import { EventBus } from '../events/bus.js';

@@ -5,7 +5,7 @@
  * with what the API server has, so a missed event, a restart or a new leader converges on its own.
  */
 import { Registry } from 'prom-client';
-import type { ClusterTopics, RuleEntry } from '../cluster/cache.js';
+import type { NodeLoadRuleEntry as RuleEntry, RuleClusterTopics as ClusterTopics } from '../rules/kind.js';
 import type { NodeInfo, PodInfo } from '../cluster/model.js';
 import { EventBus } from '../events/bus.js';
 import type { LoadTopics } from '../load/tracker.js';

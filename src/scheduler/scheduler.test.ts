@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ClusterTopics, RuleEntry } from '../cluster/cache.js';
+import type { NodeLoadRuleEntry as RuleEntry, RuleClusterTopics as ClusterTopics } from '../rules/kind.js';
 import { type NodeInfo, type NodeMetricsInfo, type PodInfo, podKey } from '../cluster/model.js';
 import { EventBus } from '../events/bus.js';
 import type { LeaderEvents } from '../leader/lease.js';

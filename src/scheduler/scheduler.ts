@@ -7,7 +7,7 @@
  * bound it first, which is final.
  */
 import { randomUUID } from 'node:crypto';
-import type { ClusterTopics } from '../cluster/cache.js';
+import type { RuleClusterTopics as ClusterTopics } from '../rules/kind.js';
 import { type PodInfo, podKey } from '../cluster/model.js';
 import { EventBus } from '../events/bus.js';
 import type { Logger } from '../log.js';

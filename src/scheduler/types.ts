@@ -3,7 +3,7 @@
  * election (the gateway's objects satisfy these; tests pass fakes), its options and its status.
  */
 import type { Registry } from 'prom-client';
-import type { ClusterTopics, RuleEntry } from '../cluster/cache.js';
+import type { NodeLoadRuleEntry as RuleEntry, RuleClusterTopics as ClusterTopics } from '../rules/kind.js';
 import type { NodeInfo, PodInfo } from '../cluster/model.js';
 import type { EventBus } from '../events/bus.js';
 import type { LoadTopics } from '../load/tracker.js';

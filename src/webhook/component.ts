@@ -3,13 +3,13 @@
  * port, deciding from the shared cluster cache.
  */
 import type { GatewayComponent, GatewayContext } from '../app.js';
-import type { ClusterCache } from '../cluster/cache.js';
+import type { RuleCache } from '../rules/kind.js';
 import { componentLogger } from '../log.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import type { WebhookState } from './admit.js';
 import { webhookRouter } from './routes.js';
 
-export function cacheState(cache: ClusterCache): WebhookState {
+export function cacheState(cache: RuleCache): WebhookState {
   return {
     ready: () => cache.isReady(),
     *rules(): Iterable<NodeLoadRule> {

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { createLogger } from '../../src/log.js';
-import { ensureCrd } from '../../src/rules/install.js';
+import { ensureCrd } from '../../src/operator/install-crd.js';
 import { freePorts, waitForDefaultServiceAccount } from '../cluster/controlplane.js';
 import { loadKubeConfig } from '../cluster/nodes.js';
 import {

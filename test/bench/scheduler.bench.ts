@@ -18,7 +18,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { createLogger } from '../../src/log.js';
-import { ensureCrd } from '../../src/rules/install.js';
+import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import { freePorts, waitForDefaultServiceAccount } from '../cluster/controlplane.js';
 import { loadKubeConfig } from '../cluster/nodes.js';

@@ -23,7 +23,7 @@ import {
 import { type Gateway, startGateway } from '../../src/app.js';
 import { formatCpu, formatMemory } from '../../src/cluster/quantity.js';
 import { parseConfig } from '../../src/config.js';
-import { ensureCrd } from '../../src/rules/install.js';
+import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import { createFakeNodes } from '../cluster/nodes.js';
 import {

@@ -16,6 +16,8 @@ import {
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFailed, onTestFinished } from 'vitest';
 import { type Change, ClusterCache, type ClusterCacheOptions } from '../../src/cluster/cache.js';
+import { NODE_LOAD_RULE_KIND } from '../../src/rules/kind.js';
+import type { NodeLoadRule } from '../../src/rules/types.js';
 import { type WatchFn, watchFnFor } from '../../src/cluster/informer.js';
 import { type PodInfo, podKey } from '../../src/cluster/model.js';
 import { LoadTracker } from '../../src/load/tracker.js';
@@ -45,13 +47,13 @@ async function ensureCrd(kc: KubeConfig): Promise<void> {
 }
 
 /** A started cache + tracker whose logs are printed only if the test fails. */
-function startCache(kc: KubeConfig, extra: Partial<ClusterCacheOptions> = {}) {
+function startCache(kc: KubeConfig, extra: Partial<ClusterCacheOptions<NodeLoadRule>> = {}) {
   const lines: string[] = [];
   const log = pino({ level: 'debug' }, { write: (l: string) => lines.push(l) });
   onTestFailed(() => {
     process.stderr.write(`--- cache log ---\n${lines.join('')}`);
   });
-  const cache = new ClusterCache({ kubeConfig: kc, log, ...extra });
+  const cache = new ClusterCache({ kubeConfig: kc, log, rules: NODE_LOAD_RULE_KIND, ...extra });
   const tracker = new LoadTracker({ cache, refreshSeconds: 0 });
   cache.start();
   tracker.start();
@@ -83,7 +85,7 @@ function podBody(
 }
 
 /** True when the cache holds exactly the server's pods of the namespace, at the server's resourceVersions. */
-async function podsMatchServer(cache: ClusterCache, core: CoreV1Api, namespace: string): Promise<boolean> {
+async function podsMatchServer(cache: ClusterCache<NodeLoadRule>, core: CoreV1Api, namespace: string): Promise<boolean> {
   const list = await core.listNamespacedPod({ namespace });
   const server = new Map(
     list.items.map((p) => [`${namespace}/${p.metadata?.name}`, p.metadata?.resourceVersion]),

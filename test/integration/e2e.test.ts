@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Gateway, startGateway } from '../../src/app.js';
 import { allComponents } from '../../src/components.js';
 import { parseConfig } from '../../src/config.js';
-import { ensureCrd } from '../../src/rules/install.js';
+import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION, type RuleStatus } from '../../src/rules/types.js';
 import {
   applyLocalWebhooks,

@@ -14,7 +14,7 @@ import { parseConfig } from '../../src/config.js';
 import { graphqlComponent } from '../../src/graphql/component.js';
 import { operatorComponent } from '../../src/operator/component.js';
 import type { Operator } from '../../src/operator/operator.js';
-import { ensureCrd } from '../../src/rules/install.js';
+import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION, type RuleStatus } from '../../src/rules/types.js';
 import { schedulerComponent } from '../../src/scheduler/component.js';
 import type { Scheduler } from '../../src/scheduler/scheduler.js';

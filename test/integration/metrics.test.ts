@@ -15,7 +15,7 @@ import type { NodeLoad } from '../../src/load/types.js';
 import { operatorComponent } from '../../src/operator/component.js';
 import type { EventObject, RuleWriter } from '../../src/operator/kube.js';
 import type { Operator } from '../../src/operator/operator.js';
-import { ensureCrd } from '../../src/rules/install.js';
+import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION, type RuleStatus } from '../../src/rules/types.js';
 import { createFakeNodes } from '../cluster/nodes.js';
 import { type FakeMetricsServer, startFakeMetricsServer } from '../fixtures/metrics-server.js';

@@ -19,7 +19,7 @@ import { toNodeInfo, toPodInfo } from '../../src/cluster/convert.js';
 import type { PodInfo } from '../../src/cluster/model.js';
 import { parseConfig } from '../../src/config.js';
 import type { LeaderElector } from '../../src/leader/lease.js';
-import { ensureCrd } from '../../src/rules/install.js';
+import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import { schedulerComponent } from '../../src/scheduler/component.js';
 import type { Decision } from '../../src/scheduler/explain.js';

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Gateway, startGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { ensureCrd } from '../../src/rules/install.js';
+import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import { webhookComponent } from '../../src/webhook/component.js';
 import { RULES_ANNOTATION } from '../../src/webhook/mutate.js';

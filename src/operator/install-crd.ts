@@ -8,7 +8,7 @@ import {
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import type { Logger } from '../log.js';
-import { CRD_NAME, loadCrdManifest } from './crd.js';
+import { CRD_NAME, loadCrdManifest } from '../rules/crd.js';
 
 function status(err: unknown): number | undefined {
   return typeof (err as { code?: unknown })?.code === 'number' ? (err as { code: number }).code : undefined;
