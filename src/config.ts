@@ -36,6 +36,11 @@ export const ConfigSchema = z
     estimateMemoryFactor: percentFactor.default(0.7),
     scoreCpuWeight: z.coerce.number().min(0).default(1).describe('Weight of CPU load in the score'),
     scoreMemoryWeight: z.coerce.number().min(0).default(1).describe('Weight of memory load in the score'),
+    schedulerConfig: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('KubeSchedulerConfiguration file: the profile (plugins, weights, args) for --scheduler-name'),
     burstMaxPlacements: z.coerce.number().int().min(0).default(0).describe('Global burst guard; 0 = off'),
     burstWindowSeconds: z.coerce.number().int().min(1).max(3600).default(10),
     bindQps: z.coerce.number().positive().default(500),

@@ -9,7 +9,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { EventBus } from '../events/bus.js';
-import { toNodeInfo, toNodeMetricsInfo, toPodInfo } from './convert.js';
+import { toNamespaceInfo, toNodeInfo, toNodeMetricsInfo, toPodInfo } from './convert.js';
 import {
   type InformerHandlers,
   type InformerStats,
@@ -22,7 +22,7 @@ import {
   watchFnFor,
 } from './informer.js';
 import { ApiListers, metricsVersion, type ResourceName } from './listers.js';
-import { type NodeInfo, type NodeMetricsInfo, type PodInfo, podKey } from './model.js';
+import { type NamespaceInfo, type NodeInfo, type NodeMetricsInfo, type PodInfo, podKey } from './model.js';
 
 export type ChangeType = 'add' | 'update' | 'delete';
 
@@ -60,6 +60,7 @@ export interface RuleEntry<R extends NamespacedObject = NamespacedObject> {
 export type ClusterTopics<R extends NamespacedObject = NamespacedObject> = {
   node: Change<NodeInfo>;
   pod: Change<PodInfo>;
+  namespace: Change<NamespaceInfo>;
   rule: Change<RuleEntry<R>>;
   metrics: Change<NodeMetricsInfo>;
   /** metrics.k8s.io became served or stopped being served (LoadOptions.metricsServed changes). */
@@ -122,6 +123,7 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> {
   private readonly unscheduled = new Map<string, PodInfo>();
   private readonly ruleMap = new Map<string, RuleEntry<R>>();
   private readonly metricsMap = new Map<string, NodeMetricsInfo>();
+  private readonly namespaceMap = new Map<string, NamespaceInfo>();
 
   private readonly log: Logger;
   private readonly factory: InformerFactory;
@@ -165,6 +167,10 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> {
 
   get rules(): ReadonlyMap<string, RuleEntry<R>> {
     return this.ruleMap;
+  }
+
+  get namespaces(): ReadonlyMap<string, NamespaceInfo> {
+    return this.namespaceMap;
   }
 
   get metrics(): ReadonlyMap<string, NodeMetricsInfo> {
@@ -212,6 +218,13 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> {
         this.handlers(
           (o) => this.upsertPod(o),
           (o) => this.deletePod(o),
+        ),
+      ],
+      [
+        this.spec('namespaces'),
+        this.handlers(
+          (o) => this.upsertNamespace(o),
+          (o) => this.deleteNamespace(o),
         ),
       ],
       [
@@ -328,6 +341,22 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> {
     } else {
       this.unscheduled.delete(key);
     }
+  }
+
+  private upsertNamespace(raw: KubeObject): void {
+    const next = toNamespaceInfo(raw);
+    const old = this.namespaceMap.get(next.name);
+    if (old && old.resourceVersion === next.resourceVersion) return;
+    this.namespaceMap.set(next.name, next);
+    this.bus.emit('namespace', old ? { type: 'update', old, new: next } : { type: 'add', new: next });
+  }
+
+  private deleteNamespace(raw: KubeObject): void {
+    const name = raw.metadata?.name ?? '';
+    const old = this.namespaceMap.get(name);
+    if (!old) return;
+    this.namespaceMap.delete(name);
+    this.bus.emit('namespace', { type: 'delete', old });
   }
 
   private upsertRule(raw: KubeObject): void {

@@ -5,14 +5,23 @@
  */
 import type {
   CpuMem,
+  HostPort,
   LabelSelector,
+  NamespaceInfo,
+  NodeImage,
   NodeInfo,
   NodeMetricsInfo,
   NodeResources,
   NodeSelectorTerm,
+  PodAffinityRules,
+  PodAffinityTerm,
   PodInfo,
+  PodVolume,
+  PreferredSchedulingTerm,
+  ResourceList,
   Taint,
   Toleration,
+  TopologySpreadConstraint,
 } from './model.js';
 import { bytes, cpuMilli, parseQuantity } from './quantity.js';
 
@@ -33,6 +42,32 @@ function resources(list: Json): NodeResources {
   return { cpuMilli: cpuMilli(list?.cpu), memoryBytes: bytes(list?.memory), pods: bytes(list?.pods) };
 }
 
+/** A quantity in the canonical unit of its resource: millicores for cpu, the plain value otherwise. */
+export function resourceValue(name: string, quantity: unknown): number {
+  return name === 'cpu' ? cpuMilli(quantity) : bytes(quantity);
+}
+
+export function toResourceList(list: Json): ResourceList {
+  const out: ResourceList = {};
+  if (!list || typeof list !== 'object') return out;
+  for (const [name, q] of Object.entries(list)) out[name] = resourceValue(name, q);
+  return out;
+}
+
+// Shared empties: most pods have no ports, affinity, spread or volumes; one frozen array each.
+const NONE: readonly never[] = Object.freeze([]);
+function none<T>(): T[] {
+  return NONE as unknown as T[];
+}
+
+function images(list: Json): NodeImage[] {
+  if (!Array.isArray(list) || list.length === 0) return none();
+  return (list as Json[]).map((i) => ({
+    names: Array.isArray(i?.names) ? i.names.map(String) : [],
+    sizeBytes: Number(i?.sizeBytes) || 0,
+  }));
+}
+
 export function toNodeInfo(node: Json): NodeInfo {
   const conditions: Json[] = node?.status?.conditions ?? [];
   const ready = conditions.some((c) => c?.type === 'Ready' && c?.status === 'True');
@@ -48,44 +83,195 @@ export function toNodeInfo(node: Json): NodeInfo {
     ready,
     capacity: resources(node?.status?.capacity),
     allocatable: resources(node?.status?.allocatable ?? node?.status?.capacity),
+    allocatableResources: toResourceList(node?.status?.allocatable ?? node?.status?.capacity),
+    images: images(node?.status?.images),
     creationTimestamp: isoTime(node?.metadata?.creationTimestamp),
   };
 }
 
-function containerSum(containers: Json[] | undefined, field: 'requests' | 'limits'): CpuMem {
-  const sum = { cpuMilli: 0, memoryBytes: 0 };
-  for (const c of containers ?? []) {
-    sum.cpuMilli += cpuMilli(c?.resources?.[field]?.cpu);
-    sum.memoryBytes += bytes(c?.resources?.[field]?.memory);
-  }
-  return sum;
+function addInto(into: ResourceList, list: ResourceList): void {
+  for (const name in list) into[name] = (into[name] ?? 0) + (list[name] as number);
+}
+
+function maxInto(into: ResourceList, list: ResourceList): void {
+  for (const name in list) into[name] = Math.max(into[name] ?? 0, list[name] as number);
+}
+
+function containerList(c: Json, field: 'requests' | 'limits'): ResourceList {
+  return toResourceList(c?.resources?.[field]);
+}
+
+/** Resources pod-level spec.resources may set (PodLevelResources): cpu, memory and hugepages. */
+function podLevelResource(name: string): boolean {
+  return name === 'cpu' || name === 'memory' || name.startsWith('hugepages-');
 }
 
 /**
- * Effective pod resources as kube-scheduler computes them: max(sum of app containers, each init
- * container) plus pod overhead. Restartable (sidecar) init containers are counted with the app
- * containers for simplicity.
+ * A pod's effective requests (or limits) as kube-scheduler and the kubelet compute them
+ * (resource.PodRequests):
+ *   apps      = Σ containers + Σ restartable init containers (sidecars run for the pod's lifetime)
+ *   initPeak  = max over init containers i, in declaration order, of
+ *                 sidecar i : Σ sidecars declared up to and including i
+ *                 regular i : requests(i) + Σ sidecars declared before i
+ *   total     = max(apps, initPeak) per resource
+ *   pod-level spec.resources (cpu, memory, hugepages-*) replaces the container figure for that resource
+ *   requests += spec.overhead
  */
-function podResources(spec: Json, field: 'requests' | 'limits'): CpuMem {
-  const apps = containerSum(spec?.containers, field);
-  const sidecars = containerSum(
-    ((spec?.initContainers ?? []) as Json[]).filter((c) => c?.restartPolicy === 'Always'),
-    field,
-  );
-  const total = {
-    cpuMilli: apps.cpuMilli + sidecars.cpuMilli,
-    memoryBytes: apps.memoryBytes + sidecars.memoryBytes,
-  };
+export function podResourceList(spec: Json, field: 'requests' | 'limits'): ResourceList {
+  const total: ResourceList = {};
+  for (const c of (spec?.containers ?? []) as Json[]) addInto(total, containerList(c, field));
+  const sidecars: ResourceList = {};
+  const initPeak: ResourceList = {};
   for (const c of (spec?.initContainers ?? []) as Json[]) {
-    if (c?.restartPolicy === 'Always') continue;
-    total.cpuMilli = Math.max(total.cpuMilli, cpuMilli(c?.resources?.[field]?.cpu));
-    total.memoryBytes = Math.max(total.memoryBytes, bytes(c?.resources?.[field]?.memory));
+    const own = containerList(c, field);
+    if (c?.restartPolicy === 'Always') {
+      addInto(sidecars, own);
+      addInto(total, own);
+      maxInto(initPeak, sidecars);
+    } else {
+      const running: ResourceList = { ...sidecars };
+      addInto(running, own);
+      maxInto(initPeak, running);
+    }
   }
-  if (field === 'requests' && spec?.overhead) {
-    total.cpuMilli += cpuMilli(spec.overhead.cpu);
-    total.memoryBytes += bytes(spec.overhead.memory);
-  }
+  maxInto(total, initPeak);
+  const podLevel = toResourceList(spec?.resources?.[field]);
+  for (const name in podLevel) if (podLevelResource(name)) total[name] = podLevel[name] as number;
+  if (field === 'requests' && spec?.overhead) addInto(total, toResourceList(spec.overhead));
+  for (const name in total) if (total[name] === 0) delete total[name];
   return total;
+}
+
+function cpuMem(list: ResourceList): CpuMem {
+  return { cpuMilli: list['cpu'] ?? 0, memoryBytes: list['memory'] ?? 0 };
+}
+
+function selectorOf(v: Json): LabelSelector | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const sel: LabelSelector = {};
+  if (v.matchLabels && typeof v.matchLabels === 'object') sel.matchLabels = strMap(v.matchLabels);
+  if (Array.isArray(v.matchExpressions)) {
+    sel.matchExpressions = (v.matchExpressions as Json[]).map((e) => ({
+      key: String(e?.key ?? ''),
+      operator: String(e?.operator ?? ''),
+      values: Array.isArray(e?.values) ? e.values.map(String) : [],
+    }));
+  }
+  return sel;
+}
+
+function strings(v: Json): string[] {
+  return Array.isArray(v) && v.length > 0 ? v.map(String) : none();
+}
+
+function affinityTerm(t: Json): PodAffinityTerm {
+  const term: PodAffinityTerm = {
+    namespaces: strings(t?.namespaces),
+    topologyKey: String(t?.topologyKey ?? ''),
+    matchLabelKeys: strings(t?.matchLabelKeys),
+    mismatchLabelKeys: strings(t?.mismatchLabelKeys),
+  };
+  const labelSelector = selectorOf(t?.labelSelector);
+  if (labelSelector) term.labelSelector = labelSelector;
+  const namespaceSelector = selectorOf(t?.namespaceSelector);
+  if (namespaceSelector) term.namespaceSelector = namespaceSelector;
+  return term;
+}
+
+function affinityRules(a: Json): PodAffinityRules | undefined {
+  const required = (a?.requiredDuringSchedulingIgnoredDuringExecution ?? []) as Json[];
+  const preferred = (a?.preferredDuringSchedulingIgnoredDuringExecution ?? []) as Json[];
+  if (required.length === 0 && preferred.length === 0) return undefined;
+  return {
+    required: required.map(affinityTerm),
+    preferred: preferred.map((w) => ({ weight: Number(w?.weight) || 0, term: affinityTerm(w?.podAffinityTerm) })),
+  };
+}
+
+function nodeSelectorTerm(t: Json): NodeSelectorTerm {
+  return { matchExpressions: t?.matchExpressions, matchFields: t?.matchFields };
+}
+
+function preferredNodeTerms(na: Json): PreferredSchedulingTerm[] {
+  const list = (na?.preferredDuringSchedulingIgnoredDuringExecution ?? []) as Json[];
+  if (list.length === 0) return none();
+  return list.map((p) => ({ weight: Number(p?.weight) || 0, preference: nodeSelectorTerm(p?.preference) }));
+}
+
+function spreadConstraints(list: Json): TopologySpreadConstraint[] {
+  if (!Array.isArray(list) || list.length === 0) return none();
+  return (list as Json[]).map((c) => {
+    const out: TopologySpreadConstraint = {
+      maxSkew: Number(c?.maxSkew) || 0,
+      topologyKey: String(c?.topologyKey ?? ''),
+      whenUnsatisfiable: String(c?.whenUnsatisfiable ?? 'DoNotSchedule'),
+      nodeAffinityPolicy: String(c?.nodeAffinityPolicy ?? 'Honor'),
+      nodeTaintsPolicy: String(c?.nodeTaintsPolicy ?? 'Ignore'),
+      matchLabelKeys: strings(c?.matchLabelKeys),
+    };
+    const sel = selectorOf(c?.labelSelector);
+    if (sel) out.labelSelector = sel;
+    if (typeof c?.minDomains === 'number') out.minDomains = c.minDomains;
+    return out;
+  });
+}
+
+/** Host ports of app containers and restartable init containers, as NodePorts collects them. */
+function hostPorts(spec: Json): HostPort[] {
+  const out: HostPort[] = [];
+  const containers = [
+    ...((spec?.containers ?? []) as Json[]),
+    ...((spec?.initContainers ?? []) as Json[]).filter((c) => c?.restartPolicy === 'Always'),
+  ];
+  for (const c of containers) {
+    for (const p of (c?.ports ?? []) as Json[]) {
+      const port = Number(p?.hostPort) || 0;
+      if (port <= 0) continue;
+      out.push({ hostIP: String(p?.hostIP ?? ''), protocol: String(p?.protocol || 'TCP'), port });
+    }
+  }
+  return out.length ? out : none();
+}
+
+/** In-tree disks VolumeRestrictions compares by identity. */
+function diskOf(v: Json): string | undefined {
+  if (v?.gcePersistentDisk?.pdName) return `gce-pd:${v.gcePersistentDisk.pdName}`;
+  if (v?.awsElasticBlockStore?.volumeID) return `aws-ebs:${v.awsElasticBlockStore.volumeID}`;
+  if (v?.iscsi?.targetPortal) return `iscsi:${v.iscsi.targetPortal}:${v.iscsi.iqn}:${v.iscsi.lun}`;
+  if (v?.rbd?.image) return `rbd:${(v.rbd.monitors ?? []).join(',')}:${v.rbd.pool ?? 'rbd'}:${v.rbd.image}`;
+  return undefined;
+}
+
+function podVolumes(podName: string, spec: Json): PodVolume[] {
+  const list = (spec?.volumes ?? []) as Json[];
+  const out: PodVolume[] = [];
+  for (const v of list) {
+    const name = String(v?.name ?? '');
+    if (v?.persistentVolumeClaim) {
+      out.push({
+        name,
+        claimName: String(v.persistentVolumeClaim.claimName ?? ''),
+        readOnly: v.persistentVolumeClaim.readOnly === true,
+      });
+    } else if (v?.ephemeral) {
+      out.push({ name, claimName: `${podName}-${name}`, ephemeral: true });
+    } else {
+      const disk = diskOf(v);
+      if (disk) {
+        const ro = v.gcePersistentDisk?.readOnly ?? v.awsElasticBlockStore?.readOnly ?? v.iscsi?.readOnly ?? v.rbd?.readOnly;
+        out.push({ name, disk, readOnly: ro === true });
+      }
+    }
+  }
+  return out.length ? out : none();
+}
+
+function containerImages(spec: Json): string[] {
+  const out: string[] = [];
+  for (const c of [...((spec?.initContainers ?? []) as Json[]), ...((spec?.containers ?? []) as Json[])]) {
+    if (c?.image) out.push(String(c.image));
+  }
+  return out;
 }
 
 export function toPodInfo(pod: Json): PodInfo {
@@ -95,11 +281,16 @@ export function toPodInfo(pod: Json): PodInfo {
     ((meta.ownerReferences ?? []) as Json[]).find((o) => o?.controller) ?? meta.ownerReferences?.[0];
   const phase = String(pod?.status?.phase ?? 'Pending');
   const scheduled = ((pod?.status?.conditions ?? []) as Json[]).find((c) => c?.type === 'PodScheduled');
-  const requests = podResources(spec, 'requests');
-  const hasAnyRequest = [...(spec.containers ?? []), ...(spec.initContainers ?? [])].some(
-    (c: Json) => c?.resources?.requests?.cpu !== undefined || c?.resources?.requests?.memory !== undefined,
-  );
-  const required = spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+  const resourceRequests = podResourceList(spec, 'requests');
+  const requests = cpuMem(resourceRequests);
+  const hasAnyRequest =
+    spec.resources?.requests?.cpu !== undefined ||
+    spec.resources?.requests?.memory !== undefined ||
+    [...(spec.containers ?? []), ...(spec.initContainers ?? [])].some(
+      (c: Json) => c?.resources?.requests?.cpu !== undefined || c?.resources?.requests?.memory !== undefined,
+    );
+  const affinity = spec.affinity ?? {};
+  const required = affinity.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
   const info: PodInfo = {
     namespace: meta.namespace ?? '',
     name: meta.name ?? '',
@@ -112,7 +303,7 @@ export function toPodInfo(pod: Json): PodInfo {
     phase,
     priority: typeof spec.priority === 'number' ? spec.priority : 0,
     requests,
-    limits: podResources(spec, 'limits'),
+    limits: cpuMem(podResourceList(spec, 'limits')),
     noRequests: !hasAnyRequest,
     ownerKind: owner?.kind ?? '',
     ownerName: owner?.name ?? '',
@@ -121,14 +312,25 @@ export function toPodInfo(pod: Json): PodInfo {
     terminal: phase === 'Succeeded' || phase === 'Failed',
     deleting: Boolean(meta.deletionTimestamp),
     nodeSelector: strMap(spec.nodeSelector),
-    requiredNodeAffinity: ((required?.nodeSelectorTerms ?? []) as Json[]).map(
-      (t): NodeSelectorTerm => ({ matchExpressions: t?.matchExpressions, matchFields: t?.matchFields }),
-    ),
+    requiredNodeAffinity: ((required?.nodeSelectorTerms ?? []) as Json[]).map(nodeSelectorTerm),
+    preferredNodeAffinity: preferredNodeTerms(affinity.nodeAffinity),
     tolerations: ((spec.tolerations ?? []) as Json[]).map(
       (t): Toleration => ({ key: t?.key, operator: t?.operator, value: t?.value, effect: t?.effect }),
     ),
+    resourceRequests,
+    hostPorts: hostPorts(spec),
+    topologySpreadConstraints: spreadConstraints(spec.topologySpreadConstraints),
+    volumes: podVolumes(meta.name ?? '', spec),
+    hasResourceClaims: Array.isArray(spec.resourceClaims) && spec.resourceClaims.length > 0,
+    images: containerImages(spec),
+    nominatedNodeName: String(pod?.status?.nominatedNodeName ?? ''),
+    preemptionPolicy: String(spec.preemptionPolicy ?? 'PreemptLowerPriority'),
     creationTimestamp: isoTime(meta.creationTimestamp),
   };
+  const podAffinity = affinityRules(affinity.podAffinity);
+  if (podAffinity) info.podAffinity = podAffinity;
+  const podAntiAffinity = affinityRules(affinity.podAntiAffinity);
+  if (podAntiAffinity) info.podAntiAffinity = podAntiAffinity;
   if (scheduled) {
     info.scheduledCondition = {
       status: scheduled.status,
@@ -138,6 +340,14 @@ export function toPodInfo(pod: Json): PodInfo {
     if (scheduled.status === 'True') info.scheduledAt = isoTime(scheduled.lastTransitionTime) || undefined;
   }
   return info;
+}
+
+export function toNamespaceInfo(ns: Json): NamespaceInfo {
+  return {
+    name: ns?.metadata?.name ?? '',
+    resourceVersion: ns?.metadata?.resourceVersion ?? '',
+    labels: strMap(ns?.metadata?.labels),
+  };
 }
 
 /** metrics.k8s.io/v1beta1 NodeMetrics → plain data. `window` is a duration string such as "20.023s". */

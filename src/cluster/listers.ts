@@ -5,7 +5,7 @@
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { httpStatusOf, type KubeObject, type ListFn, type ListResult } from './informer.js';
 
-export type ResourceName = 'nodes' | 'pods' | 'nodeloadrules' | 'nodemetrics';
+export type ResourceName = 'nodes' | 'pods' | 'namespaces' | 'nodeloadrules' | 'nodemetrics';
 
 /** Where a custom resource kind lives (its conversion is the caller's business). */
 export interface CustomResourceLocation {
@@ -17,6 +17,7 @@ export interface CustomResourceLocation {
 const CORE_PATHS = {
   nodes: '/api/v1/nodes',
   pods: '/api/v1/pods',
+  namespaces: '/api/v1/namespaces',
   nodemetrics: '/apis/metrics.k8s.io/v1beta1/nodes',
 } as const;
 
@@ -79,6 +80,9 @@ export class ApiListers {
           listAllPages((cont) =>
             this.coreApi().listPodForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
           );
+      case 'namespaces':
+        return () =>
+          listAllPages((cont) => this.coreApi().listNamespace({ limit: PAGE_SIZE, _continue: cont }));
       case 'nodeloadrules':
         return () =>
           listAllPages((cont) =>

@@ -50,6 +50,18 @@ export interface LabelSelector {
   matchExpressions?: LabelSelectorRequirement[];
 }
 
+/**
+ * Every resource by name, in canonical units: cpu in millicores, memory / ephemeral-storage /
+ * hugepages-* in bytes, pods and extended resources (nvidia.com/gpu, …) as counts.
+ */
+export type ResourceList = Record<string, number>;
+
+/** A container image present on a node (status.images), for ImageLocality. */
+export interface NodeImage {
+  names: string[];
+  sizeBytes: number;
+}
+
 export interface NodeInfo {
   name: string;
   uid: string;
@@ -60,7 +72,70 @@ export interface NodeInfo {
   ready: boolean;
   capacity: NodeResources;
   allocatable: NodeResources;
+  /** Every allocatable resource (cpu, memory, pods, ephemeral-storage, hugepages-*, extended ones). */
+  allocatableResources: ResourceList;
+  images: NodeImage[];
   creationTimestamp: string;
+}
+
+/** A host port a container asks for (hostNetwork pods: every containerPort, defaulted by the API). */
+export interface HostPort {
+  /** '' and '0.0.0.0' both mean every address. */
+  hostIP: string;
+  protocol: string;
+  port: number;
+}
+
+/** One PodAffinityTerm as the API carries it (matchLabelKeys already merged by the API server). */
+export interface PodAffinityTerm {
+  /** Absent selects no pod (an empty selector selects every pod). */
+  labelSelector?: LabelSelector;
+  namespaces: string[];
+  /** Absent: only `namespaces` (or the pod's own namespace when both are empty); {} = every namespace. */
+  namespaceSelector?: LabelSelector;
+  topologyKey: string;
+  matchLabelKeys: string[];
+  mismatchLabelKeys: string[];
+}
+
+export interface WeightedPodAffinityTerm {
+  weight: number;
+  term: PodAffinityTerm;
+}
+
+/** spec.affinity.podAffinity / podAntiAffinity. */
+export interface PodAffinityRules {
+  required: PodAffinityTerm[];
+  preferred: WeightedPodAffinityTerm[];
+}
+
+export interface PreferredSchedulingTerm {
+  weight: number;
+  preference: NodeSelectorTerm;
+}
+
+export interface TopologySpreadConstraint {
+  maxSkew: number;
+  topologyKey: string;
+  whenUnsatisfiable: 'DoNotSchedule' | 'ScheduleAnyway' | string;
+  labelSelector?: LabelSelector;
+  minDomains?: number;
+  /** Default Honor. */
+  nodeAffinityPolicy: 'Honor' | 'Ignore' | string;
+  /** Default Ignore. */
+  nodeTaintsPolicy: 'Honor' | 'Ignore' | string;
+  matchLabelKeys: string[];
+}
+
+/** What the scheduler's volume plugins need of a pod volume. */
+export interface PodVolume {
+  name: string;
+  /** persistentVolumeClaim.claimName, or `<pod>-<volume>` for a generic ephemeral volume. */
+  claimName?: string;
+  ephemeral?: boolean;
+  readOnly?: boolean;
+  /** In-tree disks VolumeRestrictions compares directly (e.g. "gce-pd:my-disk", "aws-ebs:vol-1"). */
+  disk?: string;
 }
 
 export interface PodInfo {
@@ -90,12 +165,39 @@ export interface PodInfo {
   deleting: boolean;
   nodeSelector: Record<string, string>;
   requiredNodeAffinity: NodeSelectorTerm[];
+  preferredNodeAffinity: PreferredSchedulingTerm[];
   tolerations: Toleration[];
+  /**
+   * Every resource the pod requests, as kube-scheduler counts them: app containers plus restartable
+   * init containers (sidecars), max'ed with each regular init container running beside the sidecars
+   * declared before it; pod-level spec.resources replaces cpu/memory/hugepages; overhead is added.
+   */
+  resourceRequests: ResourceList;
+  hostPorts: HostPort[];
+  podAffinity?: PodAffinityRules;
+  podAntiAffinity?: PodAffinityRules;
+  topologySpreadConstraints: TopologySpreadConstraint[];
+  volumes: PodVolume[];
+  /** spec.resourceClaims is not empty (Dynamic Resource Allocation). */
+  hasResourceClaims: boolean;
+  /** Container images (init containers included), for ImageLocality. */
+  images: string[];
+  /** status.nominatedNodeName: where preemption made room for this pod. */
+  nominatedNodeName: string;
+  /** spec.preemptionPolicy (default PreemptLowerPriority). */
+  preemptionPolicy: string;
   creationTimestamp: string;
   /** When the pod was bound (PodScheduled=True transition), if known. */
   scheduledAt?: string;
   /** PodScheduled condition as last written (reason/message), for pending pods. */
   scheduledCondition?: { status: string; reason?: string; message?: string };
+}
+
+/** A namespace's labels, for namespaceSelector in pod affinity terms. */
+export interface NamespaceInfo {
+  name: string;
+  resourceVersion: string;
+  labels: Record<string, string>;
 }
 
 export interface NodeMetricsInfo {

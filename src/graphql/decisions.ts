@@ -6,14 +6,13 @@
  * `candidateViews`, memoized per decision object, so N subscribers cost one derivation, not N.
  */
 import type { Candidate, Decision, DecisionRule } from '../scheduler/explain.js';
-import {
-  type BurstCheck,
-  type CandidateLoad,
-  FILTER_STAGES,
-  type FilterCode,
-  type FilterReason,
-  type RuleCheck,
-} from '../scheduler/filter.js';
+import type { FilterReason } from '../scheduler/framework/types.js';
+import type {
+  BurstCheck,
+  CandidateLoad,
+  RuleCheck,
+  ScoreContribution,
+} from '../scheduler/framework/verdict.js';
 import { builder } from './builder.js';
 import { LoadSourceRef } from './nodes.js';
 import { BurstGuardRef } from './rules.js';
@@ -24,31 +23,6 @@ export const DecisionResultRef = builder.enumType('DecisionResult', {
     UNSCHEDULABLE: { value: 'unschedulable', description: 'No feasible node; the pod stays pending.' },
     ERROR: { value: 'error', description: 'The bind (to `node`) or the attempt failed.' },
   } as const,
-});
-
-// `satisfies` makes tsc fail here when the scheduler adds a code the schema does not know yet.
-const FILTER_CODE_VALUES = {
-  NodeNotReady: { description: 'The node is not Ready.' },
-  NodeUnschedulable: { description: 'The node is cordoned.' },
-  NoLoad: { description: 'No load figure for the node yet.' },
-  TaintNotTolerated: {},
-  NodeAffinityMismatch: {},
-  InsufficientCPU: {},
-  InsufficientMemory: {},
-  TooManyPods: {},
-  RuleNotAllowed: { description: "Outside a rule's allowedNodes ∩ nodeSelector." },
-  RuleCPUExceeded: {},
-  RuleMemoryExceeded: {},
-  RuleLoadUnavailable: {},
-  RuleBurstLimit: {},
-  BurstLimit: {},
-} as const satisfies Record<FilterCode, { description?: string }>;
-
-export const FilterCodeRef = builder.enumType('FilterCode', { values: FILTER_CODE_VALUES });
-
-export const FilterStageRef = builder.enumType('FilterStage', {
-  description: 'Filter stages in kube-scheduler plugin order.',
-  values: FILTER_STAGES,
 });
 
 export const CandidateVerdictRef = builder.enumType('CandidateVerdict', {
@@ -87,8 +61,16 @@ export function candidateViews(decision: Decision): CandidateView[] {
 
 const FilterReasonRef = builder.objectRef<FilterReason>('FilterReason').implement({
   fields: (t) => ({
-    code: t.field({ type: FilterCodeRef, resolve: (r) => r.code }),
-    stage: t.field({ type: FilterStageRef, resolve: (r) => r.stage }),
+    plugin: t.exposeString('plugin', {
+      description: 'The scheduler plugin that failed the node, named as kube-scheduler names it (NodeResourcesFit, InterPodAffinity, …) or nodeload\'s own (NodeLoadRules, BurstGuard).',
+    }),
+    code: t.exposeString('code', {
+      description: 'Machine-readable reason: InsufficientCPU, TaintNotTolerated, AntiAffinityRulesNotMatch, RuleCPUExceeded, …',
+    }),
+    unresolvable: t.boolean({
+      description: 'UnschedulableAndUnresolvable: evicting pods from this node would not help.',
+      resolve: (r) => r.unresolvable === true,
+    }),
     reason: t.exposeString('reason', { description: 'Aggregatable text, e.g. "Insufficient cpu".' }),
     detail: t.exposeString('detail', {
       description: 'This node\'s numbers, e.g. "cpu 91% > maxCPU 80% with this pod".',
@@ -152,6 +134,15 @@ const RuleCheckRef = builder.objectRef<RuleCheck>('RuleCheck').implement({
   }),
 });
 
+const ScoreContributionRef = builder.objectRef<ScoreContribution>('ScoreContribution').implement({
+  description: "One Score plugin's part in a node's total score.",
+  fields: (t) => ({
+    plugin: t.exposeString('plugin'),
+    weight: t.exposeInt('weight'),
+    score: t.exposeFloat('score', { description: 'Normalized 0–100, before the weight.' }),
+  }),
+});
+
 const CandidateRef = builder.objectRef<CandidateView>('Candidate').implement({
   description: 'One node as the decision saw it.',
   fields: (t) => ({
@@ -160,15 +151,19 @@ const CandidateRef = builder.objectRef<CandidateView>('Candidate').implement({
     feasible: t.boolean({ resolve: (v) => v.candidate.feasible }),
     reasons: t.field({
       type: [FilterReasonRef],
-      description: 'Every failed check, in stage order.',
+      description: 'Every failed check, in plugin order.',
       resolve: (v) => v.candidate.reasons,
     }),
     score: t.float({
       nullable: true,
-      description: '0–100, feasible nodes only.',
+      description: 'Σ weight × score over the Score plugins; feasible nodes only.',
       resolve: (v) => v.candidate.score ?? null,
     }),
-    balanced: t.float({ nullable: true, resolve: (v) => v.candidate.balanced ?? null }),
+    scores: t.field({
+      type: [ScoreContributionRef],
+      description: 'Each Score plugin\'s contribution (empty for infeasible nodes).',
+      resolve: (v) => v.candidate.scores ?? [],
+    }),
     rank: t.int({
       nullable: true,
       description: '1 = chosen; feasible nodes only.',

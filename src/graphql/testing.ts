@@ -19,12 +19,11 @@ import {
   scheduledMessage,
   unschedulableMessage,
 } from '../scheduler/explain.js';
-import { filterNodes } from '../scheduler/filter.js';
 import { DecisionHistory } from '../scheduler/history.js';
 import type { PendingPod } from '../scheduler/queue.js';
 import type { SchedulerStatus } from '../scheduler/scheduler.js';
-import { rankNodes } from '../scheduler/score.js';
 import { simulateRule } from '../scheduler/simulate.js';
+import { decide, defaultProfile, NOW as SCHEDULER_NOW, snapshotOf } from '../scheduler/testing.js';
 import type { GraphQLSources } from './context.js';
 import type { SchedulingSource } from './scheduling-source.js';
 import { clusterSource, loadSource, ruleSource } from './sources.js';
@@ -230,12 +229,13 @@ export class FakeScheduling implements SchedulingSource {
     const { cache, loads } = this.cluster;
     return simulateRule({
       rule,
-      nodes: [...cache.nodes.values()],
+      profile: defaultProfile(),
+      snapshot: snapshotOf([...cache.nodes.values()], [...cache.pods.values()]),
       loads: loads.all(),
       pendingPods: [...cache.unscheduledPods()],
-      podsByNode: (node) => cache.podsOnNode(node).values(),
       rules: [...cache.rules.values()].map((e) => e.rule),
       loadOptions: loads.options,
+      now: SCHEDULER_NOW,
     });
   };
 }
@@ -313,12 +313,13 @@ export function explainedDecision(
     [...cluster.cache.rules.values()].map((e) => e.rule),
     info,
   );
-  const verdicts = filterNodes(
-    { pod: info, rules, loadOptions: cluster.loads.options },
-    cluster.cache.nodes.values(),
-    cluster.loads.all(),
-  );
-  const ranked = rankNodes(verdicts);
+  const { verdicts, ranked } = decide(info, {
+    nodes: [...cluster.cache.nodes.values()],
+    pods: [...cluster.cache.pods.values()],
+    rules,
+    loads: cluster.loads.all(),
+    loadOptions: cluster.loads.options,
+  });
   const candidates = buildCandidates(verdicts, ranked);
   const chosen = ranked[0]?.node;
   return decisionFixture({

@@ -4,6 +4,7 @@
  * these functions, so their answers and messages agree.
  */
 import { isoTime } from '../cluster/convert.js';
+import { selectorMatches } from '../cluster/labels.js';
 import type { LabelSelector, LabelSelectorRequirement, NodeInfo } from '../cluster/model.js';
 import { formatPercent } from '../load/model.js';
 import type { NodeLoad } from '../load/types.js';
@@ -131,33 +132,6 @@ export function toRule(obj: unknown): NodeLoadRule {
 
 export function ruleKey(rule: { namespace: string; name: string }): string {
   return `${rule.namespace}/${rule.name}`;
-}
-
-function requirementMatches(req: LabelSelectorRequirement, labels: Record<string, string>): boolean {
-  const present = Object.hasOwn(labels, req.key);
-  const values = req.values ?? [];
-  switch (req.operator) {
-    case 'In':
-      return present && values.includes(labels[req.key] as string);
-    case 'NotIn':
-      return !present || !values.includes(labels[req.key] as string);
-    case 'Exists':
-      return present;
-    case 'DoesNotExist':
-      return !present;
-    default:
-      // An operator the API would have rejected selects nothing rather than everything.
-      return false;
-  }
-}
-
-/** metav1.LabelSelector semantics; an undefined or empty selector matches everything. */
-export function selectorMatches(sel: LabelSelector | undefined, labels: Record<string, string>): boolean {
-  if (!sel) return true;
-  for (const [key, value] of Object.entries(sel.matchLabels ?? {})) {
-    if (!Object.hasOwn(labels, key) || labels[key] !== value) return false;
-  }
-  return (sel.matchExpressions ?? []).every((req) => requirementMatches(req, labels));
 }
 
 export function ruleCoversPod(
@@ -296,3 +270,4 @@ export const THRESHOLD_REASON_CODES: ReadonlySet<ReasonCode> = new Set([
   'CPUThresholdExceeded',
   'MemoryThresholdExceeded',
 ]);
+export { selectorMatches };

@@ -157,6 +157,9 @@ class WriteQueue {
   }
 }
 
+const SERIES_WINDOW_MS = 6 * 60_000;
+const MAX_OPEN_SERIES = 10_000;
+
 export interface KubeSchedulerApiOptions {
   kubeConfig: KubeConfig;
   /** reportingController of our Events: the scheduler name, as kube-scheduler does. */
@@ -175,6 +178,8 @@ export class KubeSchedulerApi implements SchedulerApi {
   private readonly events: EventsV1Api;
   private readonly writes: WriteQueue;
   private eventSeq = 0;
+  /** The open FailedScheduling series per pod: repeats patch its count instead of creating Events. */
+  private readonly series = new Map<string, { name: string; note: string; count: number; since: number }>();
 
   constructor(private readonly opts: KubeSchedulerApiOptions) {
     this.core = opts.kubeConfig.makeApiClient(CoreV1Api);
@@ -227,6 +232,9 @@ export class KubeSchedulerApi implements SchedulerApi {
 
   recordDecision(decision: Decision): void {
     const ev = decisionEvent(decision);
+    const podKey = `${decision.namespace}/${decision.pod}`;
+    if (ev.reason === 'FailedScheduling' && this.continueSeries(podKey, ev)) return;
+    if (ev.reason === 'Scheduled') this.series.delete(podKey);
     const seq = this.eventSeq++;
     const body: EventsV1Event = {
       apiVersion: 'events.k8s.io/v1',
@@ -246,12 +254,52 @@ export class KubeSchedulerApi implements SchedulerApi {
       note: ev.note,
       regarding: ev.regarding,
     };
+    if (ev.reason === 'FailedScheduling') {
+      this.series.delete(podKey);
+      this.series.set(podKey, { name: body.metadata?.name ?? '', note: ev.note, count: 1, since: Date.now() });
+      while (this.series.size > MAX_OPEN_SERIES) this.series.delete(this.series.keys().next().value as string);
+    }
     this.writes.push({
       key: `event:${seq}`,
       run: async () => {
         await this.events.createNamespacedEvent({ namespace: ev.namespace, body });
       },
     });
+  }
+
+  /**
+   * client-go's event series: the same FailedScheduling (same pod, same message) within six minutes
+   * bumps series.count and lastObservedTime on the Event already written, instead of a new object.
+   */
+  private continueSeries(podKey: string, ev: ReturnType<typeof decisionEvent>): boolean {
+    const open = this.series.get(podKey);
+    if (!open || open.note !== ev.note || Date.now() - open.since > SERIES_WINDOW_MS) return false;
+    open.count++;
+    const { name } = open;
+    const count = open.count;
+    this.writes.push({
+      key: `series:${podKey}`,
+      run: async () => {
+        try {
+          await this.events.patchNamespacedEvent(
+            {
+              name,
+              namespace: ev.namespace,
+              body: {
+                series: { count, lastObservedTime: new V1MicroTime().toISOString() },
+                metadata: { annotations: ev.annotations },
+              },
+            },
+            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+          );
+        } catch (err) {
+          // The Event expired (TTL) or was never written: the next failure starts a new series.
+          if (err instanceof ApiException && err.code === 404) this.series.delete(podKey);
+          else throw err;
+        }
+      },
+    });
+    return true;
   }
 
   async listDecisions(max: number): Promise<Decision[]> {

@@ -7,6 +7,7 @@ import type { GatewayComponent, GatewayContext } from '../app.js';
 import { defaultIdentity } from '../leader/lease.js';
 import { componentLogger } from '../log.js';
 import { KubeSchedulerApi, type SchedulerApi } from './binder.js';
+import { loadProfileConfig } from './profile/config.js';
 import { TokenBucket } from './ratelimit.js';
 import { type LeaderView, Scheduler, type SchedulerOptions } from './scheduler.js';
 
@@ -35,6 +36,9 @@ export function schedulerComponent(
     bindQps: config.bindQps,
     bindBurst: config.bindBurst,
     weights: { cpu: config.scoreCpuWeight, memory: config.scoreMemoryWeight },
+    ...(config.schedulerConfig
+      ? { profileConfig: loadProfileConfig(config.schedulerConfig, config.schedulerName) }
+      : {}),
     ...(config.burstMaxPlacements > 0
       ? { burst: { maxPlacements: config.burstMaxPlacements, windowSeconds: config.burstWindowSeconds } }
       : {}),

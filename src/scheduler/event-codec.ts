@@ -12,7 +12,8 @@ import {
   type DecisionResult,
   type DecisionRule,
 } from './explain.js';
-import type { CandidateLoad, FilterCode, FilterReason, FilterStage, RuleCheck } from './filter.js';
+import type { FilterReason } from './framework/types.js';
+import type { CandidateLoad, RuleCheck, ScoreContribution } from './framework/verdict.js';
 
 export const DECISION_ANNOTATION = 'scheduling.nodeload.example.com/decision';
 export const MAX_NOTE_BYTES = 1024;
@@ -48,23 +49,6 @@ const LOAD_FIELDS = [
   'allocatablePods',
 ] as const;
 
-const STAGE_OF: Record<FilterCode, FilterStage> = {
-  NodeNotReady: 'node',
-  NodeUnschedulable: 'node',
-  NoLoad: 'node',
-  TaintNotTolerated: 'taints',
-  NodeAffinityMismatch: 'affinity',
-  InsufficientCPU: 'resources',
-  InsufficientMemory: 'resources',
-  TooManyPods: 'resources',
-  RuleNotAllowed: 'ruleNodes',
-  RuleCPUExceeded: 'ruleLoad',
-  RuleMemoryExceeded: 'ruleLoad',
-  RuleLoadUnavailable: 'ruleLoad',
-  RuleBurstLimit: 'burst',
-  BurstLimit: 'burst',
-};
-
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /** Cuts a string to at most `max` UTF-8 bytes, ending with an ellipsis when cut. */
@@ -81,10 +65,10 @@ type CompactCandidate = [
   string,
   number,
   number | null,
-  number | null,
+  [string, number, number][] | null,
   number | null,
   (string | number)[] | null,
-  [string, string, string][],
+  [string, string, string, string][],
   CompactRule[],
   CompactBurst?,
 ];
@@ -102,10 +86,10 @@ function compactCandidate(c: Candidate): CompactCandidate {
     c.node,
     c.feasible ? 1 : 0,
     c.score === undefined ? null : round2(c.score),
-    c.balanced === undefined ? null : round2(c.balanced),
+    c.scores ? c.scores.map((x) => [x.plugin, x.weight, round2(x.score)]) : null,
     c.rank ?? null,
     c.load ? compactLoad(c.load) : null,
-    c.reasons.map((r) => [r.code, r.reason, r.detail]),
+    c.reasons.map((r) => [r.code, r.reason, r.detail, r.plugin]),
     c.rules.map((r) => {
       const rule: CompactRule = [
         r.rule,
@@ -126,7 +110,7 @@ function compactCandidate(c: Candidate): CompactCandidate {
 export function encodeDecision(d: Decision, maxBytes = MAX_DECISION_ANNOTATION_BYTES): string {
   const ordered = candidatesByImportance(d.candidates);
   const base = {
-    v: 1,
+    v: 2,
     id: d.id,
     r: d.result,
     n: d.node,
@@ -203,12 +187,12 @@ function decodeCandidate(
 ): Candidate | undefined {
   if (!Array.isArray(v) || typeof v[0] !== 'string') return undefined;
   const reasons: FilterReason[] = (Array.isArray(v[6]) ? v[6] : []).map((r: Json) => {
-    const code = str(r?.[0]) as FilterCode;
-    return { code, stage: STAGE_OF[code] ?? 'node', reason: str(r?.[1]), detail: str(r?.[2]) };
+    // Decisions written before plugins were named (v1) carry no plugin.
+    return { code: str(r?.[0]), plugin: str(r?.[3]) || 'unknown', reason: str(r?.[1]), detail: str(r?.[2]) };
   });
   for (const r of reasons) {
     const m = /rule (\S+)/.exec(r.reason);
-    if (m?.[1] && r.stage !== 'node') r.rule = m[1];
+    if (m?.[1] && (r.plugin === 'NodeLoadRules' || r.plugin === 'BurstGuard')) r.rule = m[1];
   }
   const ruleChecks: RuleCheck[] = (Array.isArray(v[7]) ? v[7] : []).map((r: Json) => {
     const def = rules.get(str(r?.[0]));
@@ -230,7 +214,11 @@ function decodeCandidate(
   const load = decodeLoad(v[5]);
   if (load) c.load = load;
   if (typeof v[2] === 'number') c.score = v[2];
-  if (typeof v[3] === 'number') c.balanced = v[3];
+  if (Array.isArray(v[3])) {
+    c.scores = (v[3] as Json[]).map(
+      (x): ScoreContribution => ({ plugin: str(x?.[0]), weight: num(x?.[1]), score: num(x?.[2]) }),
+    );
+  }
   if (typeof v[4] === 'number') c.rank = v[4];
   const burst = decodeBurst(v[8]);
   if (burst) c.burst = burst;

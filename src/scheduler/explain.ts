@@ -3,15 +3,17 @@
  * numbers behind it, plus the kube-scheduler-style messages ("0/12 nodes are available: ...").
  */
 import type { NodeLoadRule } from '../rules/types.js';
-import { type NodeVerdict, primaryReasons } from './filter.js';
-import type { NodeScore } from './score.js';
+import type { RankedNode } from './framework/runtime.js';
+import { type NodeVerdict, primaryReasons, type ScoreContribution } from './framework/verdict.js';
 
 export type DecisionResult = 'scheduled' | 'unschedulable' | 'error';
 
 /** A node as the decision saw it: the filter verdict, plus the score when it was feasible. */
 export interface Candidate extends NodeVerdict {
+  /** Σ weight × normalized score over the profile's Score plugins. */
   score?: number;
-  balanced?: number;
+  /** Each Score plugin's part of `score`. */
+  scores?: ScoreContribution[];
   /** 1 = chosen (or would have been); feasible nodes only. */
   rank?: number;
 }
@@ -61,7 +63,7 @@ export const NO_NODES_MESSAGE = 'no nodes available to schedule pods';
 
 /**
  * "0/N nodes are available: 3 node(s) exceed rule web-tier cpu 80%, 9 node(s) not allowed by rule web-tier."
- * As kube-scheduler's FitError: per node the reasons of its first failing stage, counted, and the
+ * As kube-scheduler's FitError: per node the reasons of its first failing plugin, counted, and the
  * "<count> <reason>" strings sorted as strings.
  */
 export function unschedulableMessage(totalNodes: number, verdicts: readonly NodeVerdict[]): string {
@@ -100,7 +102,7 @@ function byNode(a: { node: string }, b: { node: string }): number {
  * Verdicts and scores → candidates, feasible ones in rank order first. The verdict objects are this
  * cycle's own, so they are extended in place rather than copied.
  */
-export function buildCandidates(verdicts: NodeVerdict[], ranked: readonly NodeScore[]): Candidate[] {
+export function buildCandidates(verdicts: NodeVerdict[], ranked: readonly RankedNode[]): Candidate[] {
   const byName = new Map<string, Candidate>();
   for (const v of verdicts) byName.set(v.node, v);
   const feasible: Candidate[] = [];
@@ -108,7 +110,7 @@ export function buildCandidates(verdicts: NodeVerdict[], ranked: readonly NodeSc
     const c = byName.get(s.node);
     if (!c) return;
     c.score = s.score;
-    c.balanced = s.balanced;
+    c.scores = s.scores;
     c.rank = i + 1;
     feasible.push(c);
   });

@@ -68,7 +68,7 @@ function requirementMatches(req: NodeSelectorRequirement, value: string | undefi
   }
 }
 
-function termMatches(term: NodeSelectorTerm, node: NodeInfo): boolean {
+export function termMatches(term: NodeSelectorTerm, node: NodeInfo): boolean {
   const exprs = term.matchExpressions ?? [];
   const fields = term.matchFields ?? [];
   // An empty term selects no node (nodeaffinity.NodeSelector semantics).

@@ -108,14 +108,15 @@ export class SchedulingQueue {
 
   /**
    * A pending pod was added or updated. New pods go to activeQ; an update of an unschedulable pod may be
-   * what it waited for, so it is retried (after its backoff); otherwise only the stored pod is refreshed.
+   * what it waited for, so it is retried (after its backoff) — unless `relevant` is false (a status-only
+   * update, such as our own PodScheduled patch); otherwise only the stored pod is refreshed.
    */
-  add(pod: PodInfo): void {
+  add(pod: PodInfo, relevant = true): void {
     const key = podKey(pod);
     const existing = this.entries.get(key);
     if (existing) {
       existing.pod = pod;
-      if (existing.where === 'unschedulable') this.moveToActiveOrBackoff(existing);
+      if (relevant && existing.where === 'unschedulable') this.moveToActiveOrBackoff(existing);
       return;
     }
     const now = this.now();
@@ -192,6 +193,28 @@ export class SchedulingQueue {
     entry.lastFailure = { kind: 'error', message, at: now };
     entry.backoffUntil = now + backoffDuration(entry.attempts, this.initialBackoffMs, this.maxBackoffMs);
     this.place(entry, 'backoff');
+  }
+
+  /**
+   * Retry after an error whether or not the pod still has an entry: a leadership flap clears the queue
+   * while binds are in flight, and a pod whose old bind then fails must not be left without one.
+   */
+  retryAfterError(pod: PodInfo, message: string): void {
+    const key = podKey(pod);
+    const entry = this.entries.get(key);
+    if (entry?.where === 'inFlight') {
+      this.requeueAfterError(key, message);
+      return;
+    }
+    if (entry) return;
+    this.add(pod);
+    const added = this.entries.get(key);
+    if (!added) return;
+    const now = this.now();
+    added.attempts = 1;
+    added.lastFailure = { kind: 'error', message, at: now };
+    added.backoffUntil = now + backoffDuration(1, this.initialBackoffMs, this.maxBackoffMs);
+    this.place(added, 'backoff');
   }
 
   /** Something that may make unschedulable pods fit happened: retry them all (after their backoff). */

@@ -50,6 +50,12 @@ export class TokenBucket {
     return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens / this.qps) * 1000);
   }
 
+  /** Gives back a reserved token that was never used (Go's Reservation.Cancel), capped at burst. */
+  cancel(): void {
+    this.refill();
+    this.tokens = Math.min(this.burst, this.tokens + 1);
+  }
+
   /** Tokens available now (negative while reservations are outstanding). */
   available(): number {
     this.refill();
@@ -71,6 +77,8 @@ export function acquireToken(bucket: TokenBucket, signal?: AbortSignal): Promise
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       clearTimeout(timer);
+      // The reservation was never used: refund it, or the next leadership term starts in deficit.
+      bucket.cancel();
       reject(new RateLimitAbortedError());
     };
     const timer = setTimeout(() => {

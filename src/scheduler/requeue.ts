@@ -2,7 +2,7 @@
  * Which cluster changes send unschedulable pods back to the queue (kube-scheduler's queueing hints):
  * only those that can make room or make a node acceptable.
  */
-import type { NodeInfo } from '../cluster/model.js';
+import type { NodeInfo, PodInfo } from '../cluster/model.js';
 import type { NodeLoad } from '../load/types.js';
 import type { NodeLoadRule } from '../rules/types.js';
 
@@ -42,4 +42,16 @@ export function loadDropped(prev: NodeLoad | undefined, next: NodeLoad | undefin
 export function ruleChangeMatters(old: NodeLoadRule | undefined, next: NodeLoadRule | undefined): boolean {
   if (!old || !next) return true;
   return !sameJson(old.spec, next.spec);
+}
+
+/**
+ * Whether a pod update can change where the pod fits (kube-scheduler's isPodUpdated): anything but
+ * its status and resourceVersion. Our own PodScheduled patch then does not re-arm the backoff.
+ */
+export function podSpecChanged(old: PodInfo, next: PodInfo): boolean {
+  const strip = (p: PodInfo) => {
+    const { resourceVersion, phase, scheduledCondition, scheduledAt, nominatedNodeName, ...rest } = p;
+    return JSON.stringify(rest);
+  };
+  return strip(old) !== strip(next);
 }

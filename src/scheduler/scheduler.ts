@@ -13,7 +13,12 @@ import { EventBus } from '../events/bus.js';
 import type { Logger } from '../log.js';
 import { ruleKey, rulesForPod } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
-import { PlacementLog } from './burst-guard.js';
+import { runCycle } from './cycle.js';
+import { type Profile, runPostBind, runPreBind, runReserve, runUnreserve } from './framework/runtime.js';
+import { Snapshot } from './framework/snapshot.js';
+import type { CycleContext, CycleState } from './framework/types.js';
+import { PlacementLog } from './placement-log.js';
+import { buildProfile } from './profile/build.js';
 import {
   buildCandidates,
   type Decision,
@@ -22,13 +27,11 @@ import {
   scheduledMessage,
   unschedulableMessage,
 } from './explain.js';
-import { type FilterContext, filterNodes } from './filter.js';
 import { DecisionHistory } from './history.js';
 import { createSchedulerMetrics, type SchedulerMetrics } from './metrics.js';
 import { type PendingPod, type QueuedPod, SchedulingQueue } from './queue.js';
 import { acquireToken, TokenBucket } from './ratelimit.js';
-import { loadDropped, nodeChangeMatters, ruleChangeMatters } from './requeue.js';
-import { DEFAULT_SCORE_WEIGHTS, rankNodes } from './score.js';
+import { loadDropped, nodeChangeMatters, podSpecChanged, ruleChangeMatters } from './requeue.js';
 import { type SimulationResult, simulateRule } from './simulate.js';
 import type { SchedulerDeps, SchedulerOptions, SchedulerStatus } from './types.js';
 
@@ -46,12 +49,22 @@ type DecisionBase = Omit<Decision, 'result' | 'message' | 'latencyMs' | 'e2eLate
 const DEFAULT_MAX_BINDS_IN_FLIGHT = 512;
 const DEFAULT_FAILED_EVENT_INTERVAL_MS = 30_000;
 const DEFAULT_LEADER_SETTLE_MS = 2000;
+/** A bind whose outcome is unknown (timeout, 5xx) stays assumed this long, waiting for the watch. */
+const UNCONFIRMED_BIND_MS = 10_000;
 const STOP_GRACE_MS = 10_000;
 
 const NOOP_METRICS: SchedulerMetrics = { attempt() {}, scheduled() {} };
 
+interface Cycle {
+  ctx: CycleContext;
+  state: CycleState;
+}
+
 export class Scheduler {
   readonly history: DecisionHistory;
+  readonly profile: Profile;
+  /** Every node with its bound and assumed pods, kept from the cache's events (framework/snapshot.ts). */
+  readonly snapshot = new Snapshot();
   private readonly queue: SchedulingQueue;
   private readonly placements: PlacementLog;
   private readonly bindBucket: TokenBucket;
@@ -63,6 +76,8 @@ export class Scheduler {
   private readonly subscriptions: (() => void)[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private readonly lastFailedEvent = new Map<string, { message: string; at: number }>();
+  /** Pods whose bind outcome is unknown: assumed until the watch shows them bound, or this deadline. */
+  private readonly unconfirmed = new Map<string, number>();
   private ruleList: NodeLoadRule[] | undefined;
   private running = false;
   private leading = false;
@@ -86,6 +101,13 @@ export class Scheduler {
       unschedulableRetryMs: this.opts.unschedulableRetryMs,
     });
     this.placements = new PlacementLog({ now: this.now });
+    this.profile =
+      deps.profile ??
+      buildProfile(this.opts.schedulerName, this.opts.profileConfig, {
+        placements: this.placements,
+        ...(this.opts.burst ? { burst: this.opts.burst } : {}),
+        ...(this.opts.weights ? { loadWeights: this.opts.weights } : {}),
+      });
     this.bindBucket = new TokenBucket({ qps: this.opts.bindQps, burst: this.opts.bindBurst, now: this.now });
     this.decisions = new EventBus({
       onListenerError: (err) => this.log.error({ err }, 'decision subscriber failed'),
@@ -103,7 +125,18 @@ export class Scheduler {
     this.running = true;
     this.startedAt = this.now();
     const { cache, loads, leader } = this.deps;
+    // The snapshot hears every change first, so a pod event's handlers below see it applied.
+    for (const node of cache.nodes.values()) this.snapshot.setNode(node);
+    for (const pod of cache.pods.values()) this.snapshot.upsertPod(pod);
     this.subscriptions.push(
+      cache.bus.on('node', (c) => {
+        if (c.new) this.snapshot.setNode(c.new);
+        else if (c.old) this.snapshot.deleteNode(c.old.name);
+      }),
+      cache.bus.on('pod', (c) => {
+        if (c.new) this.snapshot.upsertPod(c.new);
+        else if (c.old) this.snapshot.deletePod(c.old);
+      }),
       cache.bus.on('pod', (c) => this.onPod(c)),
       cache.bus.on('node', (c) => {
         if (nodeChangeMatters(c.old, c.new)) this.moveAll();
@@ -185,12 +218,14 @@ export class Scheduler {
     const pending = [...cache.unscheduledPods()].filter((p) => this.isPendingOurs(p));
     return simulateRule({
       rule,
-      nodes: [...cache.nodes.values()],
+      profile: this.profile,
+      snapshot: this.snapshot,
       loads: loads.all(),
       pendingPods: pending,
-      podsByNode: (node) => cache.podsOnNode(node).values(),
       rules: this.rules(),
       loadOptions: loads.options,
+      ...(cache.namespaces ? { namespaces: cache.namespaces } : {}),
+      now: this.now(),
     });
   }
 
@@ -215,6 +250,7 @@ export class Scheduler {
     this.abort = undefined;
     this.queue.clear();
     this.lastFailedEvent.clear();
+    this.unconfirmed.clear();
     this.wake();
     this.log.info({ reason: why }, 'not leading: scheduling stopped');
   }
@@ -272,14 +308,12 @@ export class Scheduler {
     this.waiter?.();
   }
 
+  /** Ours, unbound, alive, and let through by the PreEnqueue plugins (SchedulingGates). */
   private isPendingOurs(pod: PodInfo): boolean {
-    return (
-      pod.schedulerName === this.opts.schedulerName &&
-      !pod.nodeName &&
-      !pod.terminal &&
-      !pod.deleting &&
-      !pod.schedulingGated
-    );
+    if (pod.schedulerName !== this.opts.schedulerName || pod.nodeName || pod.terminal || pod.deleting)
+      return false;
+    for (const p of this.profile.preEnqueue) if (p.preEnqueue(pod)) return false;
+    return true;
   }
 
   private rules(): NodeLoadRule[] {
@@ -292,16 +326,34 @@ export class Scheduler {
     const { cache, loads } = this.deps;
     const key = entry.key;
     const pod = cache.pods.get(key);
-    // Never place a pod the cache shows bound (or gone, or someone else's), nor one already being bound.
-    if (!pod || !this.isPendingOurs(pod) || loads.isAssumed(key)) {
+    // Never place a pod the cache shows bound (or gone, or someone else's).
+    if (!pod || !this.isPendingOurs(pod)) {
       this.queue.delete(key);
       return;
     }
+    if (this.snapshot.isAssumed(key) || loads.isAssumed(key)) {
+      // A bind for it is still in flight (or its outcome unknown): look again after a backoff rather
+      // than dropping the entry — if that bind fails, the pod must still be in the queue.
+      const deadline = this.unconfirmed.get(key);
+      if (deadline === undefined || started < deadline) {
+        this.queue.requeueAfterError(key, 'waiting for the outcome of a previous bind');
+        return;
+      }
+      this.log.warn({ pod: key }, 'bind outcome never confirmed by the watch; scheduling again');
+      this.unassume(key);
+    }
     const rules = rulesForPod(this.rules(), pod);
-    const ctx: FilterContext = { pod, rules, loadOptions: loads.options, placements: this.placements };
-    if (this.opts.burst) ctx.burst = this.opts.burst;
-    const verdicts = filterNodes(ctx, cache.nodes.values(), loads.all());
-    const ranked = rankNodes(verdicts, this.opts.weights ?? DEFAULT_SCORE_WEIGHTS);
+    const { ctx, state, verdicts, ranked } = runCycle({
+      profile: this.profile,
+      pod,
+      snapshot: this.snapshot,
+      rules,
+      loads: loads.all(),
+      loadOptions: loads.options,
+      ...(cache.namespaces ? { namespaces: cache.namespaces } : {}),
+      now: started,
+    });
+    const totalNodes = this.snapshot.size;
     const algorithmMs = this.now() - started;
     const base: DecisionBase = {
       id: randomUUID(),
@@ -312,31 +364,30 @@ export class Scheduler {
       algorithmMs,
       attempts: entry.attempts,
       rules: decisionRules(rules),
-      totalNodes: cache.nodes.size,
+      totalNodes,
       feasibleNodes: ranked.length,
       candidates: buildCandidates(verdicts, ranked),
       reportingInstance: this.instance(),
     };
     const best = ranked[0];
     if (!best) {
-      const message = unschedulableMessage(cache.nodes.size, verdicts);
-      this.queue.requeueUnschedulable(key, message);
-      this.counters.unschedulable++;
-      const d = this.finish(base, 'unschedulable', message, entry);
-      this.deps.api.markUnschedulable(pod, message);
-      if (this.failedEventDue(key, message)) this.deps.api.recordDecision(d);
+      const message = unschedulableMessage(totalNodes, verdicts);
+      this.failUnschedulable(entry, pod, base, message);
       return;
     }
-    loads.assume(pod, best.node);
-    this.placements.record(key, best.node, rules.map(ruleKey));
-    const bind = this.bind(entry, pod, { ...base, node: best.node }, generation, signal).catch(
+    const cycle: Cycle = { ctx, state };
+    this.assume(pod, best.node, rules);
+    const refused = runReserve(this.profile, state, ctx, best.node);
+    if (refused) {
+      this.unassume(key);
+      this.failUnschedulable(entry, pod, { ...base, node: best.node }, `Reserve failed: ${refused}`);
+      return;
+    }
+    const bind = this.bind(entry, pod, { ...base, node: best.node }, cycle, generation, signal).catch(
       (err: unknown) => {
         this.log.error({ err, pod: key }, 'bind attempt failed unexpectedly; requeued');
-        this.unassume(key);
-        this.queue.requeueAfterError(
-          key,
-          `internal error: ${err instanceof Error ? err.message : String(err)}`,
-        );
+        this.unreserve(cycle, key, best.node);
+        this.retryAfterError(key, `internal error: ${err instanceof Error ? err.message : String(err)}`);
       },
     );
     this.inFlight.add(bind);
@@ -346,10 +397,43 @@ export class Scheduler {
     });
   }
 
+  private failUnschedulable(entry: QueuedPod, pod: PodInfo, base: DecisionBase, message: string): void {
+    const key = entry.key;
+    this.queue.requeueUnschedulable(key, message);
+    this.counters.unschedulable++;
+    const d = this.finish(base, 'unschedulable', message, entry);
+    this.deps.api.markUnschedulable(pod, message);
+    if (this.failedEventDue(key, message)) this.deps.api.recordDecision(d);
+  }
+
+  private assume(pod: PodInfo, node: string, rules: readonly NodeLoadRule[]): void {
+    const key = podKey(pod);
+    this.snapshot.assume(pod, node);
+    this.deps.loads.assume(pod, node);
+    this.placements.record(key, node, rules.map(ruleKey));
+  }
+
+  private unreserve(cycle: Cycle, key: string, node: string): void {
+    runUnreserve(this.profile, cycle.state, cycle.ctx, node);
+    this.unassume(key);
+  }
+
+  /** Requeues after an error; a pod whose entry went away meanwhile (a leadership flap) is re-added. */
+  private retryAfterError(key: string, message: string): void {
+    const pod = this.deps.cache.pods.get(key);
+    if (!pod || !this.leading || !this.isPendingOurs(pod)) {
+      this.queue.delete(key);
+      return;
+    }
+    this.queue.retryAfterError(pod, message);
+    this.wake();
+  }
+
   private async bind(
     entry: QueuedPod,
     pod: PodInfo,
     base: DecisionBase & { node: string },
+    cycle: Cycle,
     generation: number,
     signal: AbortSignal,
   ): Promise<void> {
@@ -358,7 +442,7 @@ export class Scheduler {
     try {
       await acquireToken(this.bindBucket, signal);
     } catch {
-      this.unassume(key);
+      this.unreserve(cycle, key, node);
       return;
     }
     // The world may have moved while we waited for a token.
@@ -369,25 +453,35 @@ export class Scheduler {
       current.uid !== pod.uid ||
       !this.isPendingOurs(current)
     ) {
-      this.unassume(key);
+      this.unreserve(cycle, key, node);
       this.queue.delete(key);
-      if (current && current.uid !== pod.uid && this.isPendingOurs(current)) this.queue.add(current);
+      if (current && this.leading && this.isPendingOurs(current)) this.queue.add(current);
       return;
     }
     if (!this.deps.cache.nodes.has(node)) {
-      this.unassume(key);
+      this.unreserve(cycle, key, node);
       this.counters.failed++;
-      this.queue.requeueAfterError(key, `node ${node} was deleted before the bind`);
+      this.retryAfterError(key, `node ${node} was deleted before the bind`);
       const d = this.finish(base, 'error', `Binding rejected: node ${node} no longer exists`, entry);
       this.deps.api.recordDecision(d);
+      return;
+    }
+    const preBindError = await runPreBind(this.profile, cycle.state, cycle.ctx, node, signal);
+    if (preBindError) {
+      this.unreserve(cycle, key, node);
+      this.counters.failed++;
+      this.retryAfterError(key, preBindError);
+      this.deps.api.recordDecision(this.finish(base, 'error', `PreBind failed: ${preBindError}`, entry));
       return;
     }
     const outcome = await this.deps.api.bind(pod, node);
     switch (outcome.kind) {
       case 'bound': {
+        this.unconfirmed.delete(key);
         this.queue.done(key);
         this.lastFailedEvent.delete(key);
         this.counters.bound++;
+        runPostBind(this.profile, cycle.state, cycle.ctx, node);
         const d = this.finish(base, 'scheduled', scheduledMessage(pod.namespace, pod.name, node), entry);
         this.metrics.scheduled(d.e2eLatencyMs / 1000, d.attempts);
         this.deps.api.recordDecision(d);
@@ -395,16 +489,22 @@ export class Scheduler {
       }
       case 'already-bound':
       case 'pod-gone': {
-        this.unassume(key);
+        this.unreserve(cycle, key, node);
         this.queue.delete(key);
         if (outcome.kind === 'already-bound') this.counters.conflicts++;
         this.finish(base, 'error', `Binding rejected: ${outcome.message}`, entry, false);
         return;
       }
       case 'failed': {
-        this.unassume(key);
         this.counters.failed++;
-        this.queue.requeueAfterError(key, `binding rejected: ${outcome.message}`);
+        if (outcome.status === undefined || outcome.status >= 500) {
+          // The bind may have committed with its response lost: the headroom stays taken until the
+          // watch shows the pod (bound or not), or the deadline passes.
+          this.unconfirmed.set(key, this.now() + UNCONFIRMED_BIND_MS);
+        } else {
+          this.unreserve(cycle, key, node);
+        }
+        this.retryAfterError(key, `binding rejected: ${outcome.message}`);
         const d = this.finish(base, 'error', `Binding rejected: ${outcome.message}`, entry);
         this.deps.api.recordDecision(d);
         this.log.warn({ pod: key, node, err: outcome.message }, 'bind failed; requeued');
@@ -414,6 +514,8 @@ export class Scheduler {
   }
 
   private unassume(key: string): void {
+    this.unconfirmed.delete(key);
+    this.snapshot.forget(key);
     this.deps.loads.forget(key);
     this.placements.remove(key);
   }
@@ -462,10 +564,11 @@ export class Scheduler {
     if (pod) {
       const key = podKey(pod);
       if (this.leading && this.isPendingOurs(pod)) {
-        this.queue.add(pod);
+        this.queue.add(pod, !c.old || podSpecChanged(c.old, pod));
         this.wake();
       } else {
         this.queue.delete(key);
+        if (pod.nodeName) this.unconfirmed.delete(key);
         if (pod.nodeName || pod.deleting || pod.terminal) this.lastFailedEvent.delete(key);
       }
     } else if (c.old) {

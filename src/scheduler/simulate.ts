@@ -4,26 +4,30 @@
  * new rule. Pure, and built on the scheduler's own filter, so the answer agrees with what the scheduler
  * then does (burst limits aside: they depend on the moment).
  */
-import type { NodeInfo, PodInfo } from '../cluster/model.js';
+import type { NamespaceInfo, NodeInfo, PodInfo } from '../cluster/model.js';
 import type { LoadOptions, NodeLoad } from '../load/types.js';
 import { evaluatePlacement, ruleCoversPod, ruleKey, rulesForPod } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import { unschedulableMessage } from './explain.js';
-import { filterNodes, type NodeVerdict } from './filter.js';
-import { rankNodes } from './score.js';
+import { runCycle } from './cycle.js';
+import type { Profile } from './framework/runtime.js';
+import type { Snapshot } from './framework/snapshot.js';
+import type { NodeVerdict } from './framework/verdict.js';
 
 export interface SimulationInput {
   /** The rule as it would be (new, or a changed spec of an existing namespace/name). */
   rule: NodeLoadRule;
-  nodes: readonly NodeInfo[];
+  /** The scheduler's profile and snapshot: the same plugins decide the what-if as the loop. */
+  profile: Profile;
+  snapshot: Snapshot;
   loads: ReadonlyMap<string, NodeLoad>;
   /** Pods waiting for this scheduler. */
   pendingPods: Iterable<PodInfo>;
-  /** The pods bound to a node. */
-  podsByNode: ReadonlyMap<string, Iterable<PodInfo>> | ((node: string) => Iterable<PodInfo>);
   /** The rules in force now (the rule's current version among them, if it exists). */
   rules: Iterable<NodeLoadRule>;
   loadOptions: LoadOptions;
+  namespaces?: ReadonlyMap<string, NamespaceInfo>;
+  now?: number;
 }
 
 export interface NodeChange {
@@ -77,12 +81,17 @@ function feasibility(
   rules: NodeLoadRule[],
   input: SimulationInput,
 ): { node?: string; verdicts: NodeVerdict[] } {
-  const verdicts = filterNodes(
-    { pod, rules: rulesForPod(rules, pod), loadOptions: input.loadOptions },
-    input.nodes,
-    input.loads,
-  );
-  const best = rankNodes(verdicts)[0];
+  const { verdicts, ranked } = runCycle({
+    profile: input.profile,
+    pod,
+    snapshot: input.snapshot,
+    rules: rulesForPod(rules, pod),
+    loads: input.loads,
+    loadOptions: input.loadOptions,
+    ...(input.namespaces ? { namespaces: input.namespaces } : {}),
+    now: input.now ?? Date.now(),
+  });
+  const best = ranked[0];
   return best ? { node: best.node, verdicts } : { verdicts };
 }
 
@@ -93,9 +102,11 @@ export function simulateRule(input: SimulationInput): SimulationResult {
   const current = before.find((r) => ruleKey(r) === key);
   const after = [...before.filter((r) => ruleKey(r) !== key), rule];
 
+  const nodes: NodeInfo[] = [];
+  for (const n of input.snapshot.list()) if (n.node) nodes.push(n.node);
   const nodesBecomingEligible: string[] = [];
   const nodesBecomingIneligible: NodeChange[] = [];
-  for (const node of input.nodes) {
+  for (const node of nodes) {
     const load = input.loads.get(node.name);
     const was = ruleReasons(current, node, load);
     const will = ruleReasons(rule, node, load);
@@ -116,20 +127,16 @@ export function simulateRule(input: SimulationInput): SimulationResult {
       pendingPodsBecomingUnschedulable.push({
         namespace: pod.namespace,
         pod: pod.name,
-        message: unschedulableMessage(input.nodes.length, will.verdicts),
+        message: unschedulableMessage(nodes.length, will.verdicts),
       });
     }
   }
 
-  const podsOn =
-    typeof input.podsByNode === 'function'
-      ? input.podsByNode
-      : (node: string) => (input.podsByNode as ReadonlyMap<string, Iterable<PodInfo>>).get(node) ?? [];
   const runningPodsBreaching: BreachingPod[] = [];
-  for (const node of input.nodes) {
+  for (const node of nodes) {
     const reasons = ruleReasons(rule, node, input.loads.get(node.name));
     if (!reasons) continue;
-    for (const pod of podsOn(node.name)) {
+    for (const pod of input.snapshot.get(node.name)?.pods.values() ?? []) {
       if (pod.nodeName !== node.name || pod.terminal || pod.isDaemonSetPod || !ruleCoversPod(rule, pod))
         continue;
       runningPodsBreaching.push({ namespace: pod.namespace, pod: pod.name, node: node.name, reasons });

@@ -6,8 +6,15 @@ import { toNodeInfo, toPodInfo } from '../cluster/convert.js';
 import type { NodeInfo, PodInfo } from '../cluster/model.js';
 import { computeNodeLoad } from '../load/model.js';
 import { DEFAULT_LOAD_OPTIONS, type LoadOptions, type NodeLoad } from '../load/types.js';
-import { toRule } from '../rules/rule.js';
+import { rulesForPod, toRule } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
+
+import { type CycleResult, runCycle } from './cycle.js';
+import type { Profile } from './framework/runtime.js';
+import { Snapshot } from './framework/snapshot.js';
+import { PlacementLog } from './placement-log.js';
+import { buildProfile } from './profile/build.js';
+import type { PluginDeps } from './profile/registry.js';
 
 export const NOW = Date.parse('2026-11-29T12:00:00Z');
 export const Gi = 2 ** 30;
@@ -113,4 +120,46 @@ export function loadsFor(
   options: LoadOptions = DEFAULT_LOAD_OPTIONS,
 ): Map<string, NodeLoad> {
   return new Map(nodes.map((n) => [n.name, computeNodeLoad({ node: n, pods, now: NOW, options })]));
+}
+
+/** A snapshot holding the nodes and the bound pods. */
+export function snapshotOf(nodes: readonly NodeInfo[], pods: readonly PodInfo[] = []): Snapshot {
+  const snapshot = new Snapshot();
+  for (const n of nodes) snapshot.setNode(n);
+  for (const p of pods) snapshot.upsertPod(p);
+  return snapshot;
+}
+
+/** The default profile, with an empty placement log unless one is given. */
+export function defaultProfile(deps: Partial<PluginDeps> = {}): Profile {
+  return buildProfile('nodeload-scheduler', undefined, {
+    placements: deps.placements ?? new PlacementLog({ now: () => NOW }),
+    ...deps,
+  });
+}
+
+export interface DecideOptions {
+  nodes: readonly NodeInfo[];
+  /** Bound pods. */
+  pods?: readonly PodInfo[];
+  /** Every rule; those covering the pod apply. */
+  rules?: readonly NodeLoadRule[];
+  loads?: ReadonlyMap<string, NodeLoad>;
+  loadOptions?: LoadOptions;
+  profile?: Profile;
+}
+
+/** One scheduling cycle for `pod`, with the default profile over requests-based loads. */
+export function decide(p: PodInfo, o: DecideOptions): CycleResult {
+  const pods = o.pods ?? [];
+  const loadOptions = o.loadOptions ?? DEFAULT_LOAD_OPTIONS;
+  return runCycle({
+    profile: o.profile ?? defaultProfile(),
+    pod: p,
+    snapshot: snapshotOf(o.nodes, pods),
+    rules: rulesForPod(o.rules ?? [], p),
+    loads: o.loads ?? loadsFor([...o.nodes], [...pods], loadOptions),
+    loadOptions,
+    now: NOW,
+  });
 }

@@ -4,7 +4,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { NodeLoadRuleEntry as RuleEntry, RuleClusterTopics as ClusterTopics } from '../rules/kind.js';
-import type { NodeInfo, PodInfo } from '../cluster/model.js';
+import type { NamespaceInfo, NodeInfo, PodInfo } from '../cluster/model.js';
 import type { EventBus } from '../events/bus.js';
 import type { LoadTopics } from '../load/tracker.js';
 import type { LoadOptions, NodeLoad } from '../load/types.js';
@@ -12,7 +12,14 @@ import type { Logger } from '../log.js';
 import type { BurstGuard } from '../rules/types.js';
 import type { SchedulerApi } from './binder.js';
 import type { HistoryLimits } from './history.js';
-import type { ScoreWeights } from './score.js';
+import type { Profile } from './framework/runtime.js';
+import type { ProfileConfig } from './profile/config.js';
+
+/** LoadAware's CPU and memory weights (--score-cpu-weight / --score-memory-weight). */
+export interface ScoreWeights {
+  cpu: number;
+  memory: number;
+}
 
 /** What the scheduler reads from the shared cluster cache (ClusterCache satisfies it). */
 export interface SchedulerCacheView {
@@ -20,6 +27,8 @@ export interface SchedulerCacheView {
   readonly nodes: ReadonlyMap<string, NodeInfo>;
   readonly pods: ReadonlyMap<string, PodInfo>;
   readonly rules: ReadonlyMap<string, RuleEntry>;
+  /** Namespace labels for namespaceSelector in pod affinity terms (absent: only explicit namespaces). */
+  readonly namespaces?: ReadonlyMap<string, NamespaceInfo>;
   podsOnNode(node: string): ReadonlyMap<string, PodInfo>;
   unscheduledPods(): Iterable<PodInfo>;
   ready(): Promise<void>;
@@ -35,6 +44,7 @@ export interface SchedulerLoadView {
   isAssumed(key: string): boolean;
 }
 
+/** The leader election as the scheduler sees it (LeaderElector satisfies it). */
 export interface LeaderView {
   isLeader(): boolean;
   on(event: 'started-leading' | 'stopped-leading', fn: () => void): () => void;
@@ -49,6 +59,8 @@ export interface SchedulerOptions {
   /** Binds issued or waiting for a token at once; the loop pauses beyond it. */
   maxBindsInFlight?: number;
   weights?: ScoreWeights;
+  /** The profile from a KubeSchedulerConfiguration file (--scheduler-config); default profile when absent. */
+  profileConfig?: ProfileConfig;
   /** Cluster-wide cap on placements per node per window (rules may add their own). */
   burst?: BurstGuard;
   history?: HistoryLimits;
@@ -73,6 +85,8 @@ export interface SchedulerDeps {
   log: Logger;
   registry?: Registry;
   options: SchedulerOptions;
+  /** A ready-made profile (tests); otherwise built from options.profileConfig. */
+  profile?: Profile;
   now?: () => number;
 }
 

@@ -29,6 +29,8 @@ function node(name: string): NodeInfo {
     ready: true,
     capacity: { cpuMilli: 1000, memoryBytes: 1, pods: 10 },
     allocatable: { cpuMilli: 1000, memoryBytes: 1, pods: 10 },
+    allocatableResources: {},
+    images: [],
     creationTimestamp: '',
   };
 }

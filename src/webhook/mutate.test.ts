@@ -46,6 +46,8 @@ function node(name: string, labels: Record<string, string> = {}): NodeInfo {
     ready: true,
     capacity: { cpuMilli: 4000, memoryBytes: 8 << 30, pods: 110 },
     allocatable: { cpuMilli: 4000, memoryBytes: 8 << 30, pods: 110 },
+    allocatableResources: {},
+    images: [],
     creationTimestamp: '',
   };
 }

@@ -29,6 +29,8 @@ function node(name: string, labels: Record<string, string> = {}): NodeInfo {
     ready: true,
     capacity: { cpuMilli: 4000, memoryBytes: 1, pods: 110 },
     allocatable: { cpuMilli: 4000, memoryBytes: 1, pods: 110 },
+    allocatableResources: {},
+    images: [],
     creationTimestamp: '',
   };
 }

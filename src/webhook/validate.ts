@@ -21,6 +21,8 @@ function unknownNode(name: string): NodeInfo {
     ready: false,
     capacity: { cpuMilli: 0, memoryBytes: 0, pods: 0 },
     allocatable: { cpuMilli: 0, memoryBytes: 0, pods: 0 },
+    allocatableResources: {},
+    images: [],
     creationTimestamp: '',
   };
 }

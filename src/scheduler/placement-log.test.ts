@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PlacementLog } from './burst-guard.js';
+import { PlacementLog } from './placement-log.js';
 import { NOW } from './testing.js';
 
 function setup(maxWindowSeconds?: number) {

@@ -4,7 +4,10 @@
  * placements per node per window is what stops a burst from piling onto one node. A placement counts
  * from the moment it is assumed; a failed bind takes it back.
  */
-import type { BurstView } from './filter.js';
+/** How many placements a node had recently; `rule` narrows to the placements of that rule's pods. */
+export interface BurstView {
+  placements(node: string, windowSeconds: number, rule?: string): number;
+}
 
 interface Placement {
   at: number;

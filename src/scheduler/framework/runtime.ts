@@ -1,0 +1,168 @@
+/**
+ * Runs one profile's plugins over a cycle, as kube-scheduler's frameworkImpl does: PreFilter once,
+ * Filter on every node (each plugin in profile order; every reason kept for the explanation), PreScore
+ * on the feasible nodes, then each Score plugin over all of them, NormalizeScore, × weight, summed.
+ */
+import type { NodeSnapshot } from './snapshot.js';
+import {
+  type CycleContext,
+  CycleState,
+  type FilterPlugin,
+  type FilterReason,
+  type PostFilterPlugin,
+  type PreBindPlugin,
+  type PreEnqueuePlugin,
+  type PreFilterPlugin,
+  type PreScorePlugin,
+  type ReservePlugin,
+  type ScorePlugin,
+  type PermitPlugin,
+  type PostBindPlugin,
+} from './types.js';
+import type { NodeVerdict, ScoreContribution } from './verdict.js';
+
+export interface WeightedScorePlugin {
+  plugin: ScorePlugin;
+  weight: number;
+}
+
+/** One profile: its plugins per extension point, in the order they run. */
+export interface Profile {
+  schedulerName: string;
+  preEnqueue: PreEnqueuePlugin[];
+  preFilter: PreFilterPlugin[];
+  filter: FilterPlugin[];
+  postFilter: PostFilterPlugin[];
+  preScore: PreScorePlugin[];
+  score: WeightedScorePlugin[];
+  reserve: ReservePlugin[];
+  permit: PermitPlugin[];
+  preBind: PreBindPlugin[];
+  postBind: PostBindPlugin[];
+}
+
+export interface RankedNode {
+  node: string;
+  /** Σ weight × normalized score. */
+  score: number;
+  scores: ScoreContribution[];
+}
+
+export interface FilterOutcome {
+  state: CycleState;
+  /** One per node of the snapshot, in snapshot order. */
+  verdicts: NodeVerdict[];
+  feasible: NodeSnapshot[];
+}
+
+/** Why the pod may not enter the active queue yet (SchedulingGates), or undefined. */
+export function runPreEnqueue(profile: Profile, ctx: Pick<CycleContext, 'pod'>): string | undefined {
+  for (const p of profile.preEnqueue) {
+    const why = p.preEnqueue(ctx.pod);
+    if (why) return why;
+  }
+  return undefined;
+}
+
+export function runFilters(profile: Profile, ctx: CycleContext): FilterOutcome {
+  const state = new CycleState();
+  const rejects: FilterReason[] = [];
+  for (const p of profile.preFilter) {
+    const r = p.preFilter(state, ctx);
+    if (!r) continue;
+    if (r.skip) state.skipFilter.add(p.name);
+    if (r.reject) rejects.push({ ...r.reject, plugin: p.name });
+  }
+  const verdicts: NodeVerdict[] = [];
+  const feasible: NodeSnapshot[] = [];
+  for (const node of ctx.snapshot.list()) {
+    const verdict: NodeVerdict = { node: node.name, feasible: false, reasons: [], rules: [] };
+    if (rejects.length > 0) verdict.reasons.push(...rejects);
+    for (const p of profile.filter) {
+      if (state.skipFilter.has(p.name)) continue;
+      p.filter(state, ctx, node, verdict);
+    }
+    verdict.feasible = verdict.reasons.length === 0;
+    if (verdict.feasible) feasible.push(node);
+    verdicts.push(verdict);
+  }
+  return { state, verdicts, feasible };
+}
+
+function byScoreThenName(a: RankedNode, b: RankedNode): number {
+  if (a.score !== b.score) return b.score - a.score;
+  return a.node < b.node ? -1 : a.node > b.node ? 1 : 0;
+}
+
+/** Scores of the feasible nodes, best first (ties by node name, so the same state yields the same choice). */
+export function runScores(
+  profile: Profile,
+  state: CycleState,
+  ctx: CycleContext,
+  feasible: readonly NodeSnapshot[],
+): RankedNode[] {
+  const ranked: RankedNode[] = feasible.map((n) => ({ node: n.name, score: 0, scores: [] }));
+  if (feasible.length === 0) return ranked;
+  for (const p of profile.preScore) {
+    if (p.preScore(state, ctx, feasible) === 'skip') state.skipScore.add(p.name);
+  }
+  const raw = new Float64Array(feasible.length);
+  for (const { plugin, weight } of profile.score) {
+    if (state.skipScore.has(plugin.name) || weight === 0) continue;
+    for (let i = 0; i < feasible.length; i++) raw[i] = plugin.score(state, ctx, feasible[i] as NodeSnapshot);
+    plugin.normalizeScore?.(state, ctx, raw);
+    for (let i = 0; i < feasible.length; i++) {
+      const r = ranked[i] as RankedNode;
+      const s = raw[i] as number;
+      r.scores.push({ plugin: plugin.name, weight, score: s });
+      r.score += s * weight;
+    }
+  }
+  return ranked.sort(byScoreThenName);
+}
+
+/** Reserve in order; on a refusal, Unreserve everything reserved so far and return why. */
+export function runReserve(
+  profile: Profile,
+  state: CycleState,
+  ctx: CycleContext,
+  node: string,
+): string | undefined {
+  for (let i = 0; i < profile.reserve.length; i++) {
+    const why = profile.reserve[i]?.reserve(state, ctx, node);
+    if (why) {
+      for (let j = i; j >= 0; j--) profile.reserve[j]?.unreserve(state, ctx, node);
+      return why;
+    }
+  }
+  for (const p of profile.permit) {
+    const why = p.permit(state, ctx, node);
+    if (why) {
+      runUnreserve(profile, state, ctx, node);
+      return why;
+    }
+  }
+  return undefined;
+}
+
+export function runUnreserve(profile: Profile, state: CycleState, ctx: CycleContext, node: string): void {
+  for (let j = profile.reserve.length - 1; j >= 0; j--) profile.reserve[j]?.unreserve(state, ctx, node);
+}
+
+export async function runPreBind(
+  profile: Profile,
+  state: CycleState,
+  ctx: CycleContext,
+  node: string,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  for (const p of profile.preBind) {
+    const why = await p.preBind(state, ctx, node, signal);
+    if (why) return `${p.name}: ${why}`;
+  }
+  return undefined;
+}
+
+export function runPostBind(profile: Profile, state: CycleState, ctx: CycleContext, node: string): void {
+  for (const p of profile.postBind) p.postBind(state, ctx, node);
+}

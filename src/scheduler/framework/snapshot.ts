@@ -1,0 +1,237 @@
+/**
+ * The scheduler's view of every node, as kube-scheduler's cache and NodeInfo keep it: the node, the
+ * pods on it (bound and assumed; terminal pods no longer count), and what PreFilter/Filter read
+ * aggregated — requests per resource name, used host ports, pods with (anti-)affinity terms, claims in
+ * use. Kept incrementally from the shared cache's events and the scheduler's assumptions, never rebuilt
+ * per cycle; a cycle runs synchronously, so the live structure is that cycle's consistent snapshot.
+ */
+import {
+  type HostPort,
+  type NodeInfo,
+  type PodInfo,
+  podKey,
+  type ResourceList,
+} from '../../cluster/model.js';
+import type { NodeLoad } from '../../load/types.js';
+
+function counts(pod: PodInfo): boolean {
+  return !pod.terminal;
+}
+
+function hasAffinity(pod: PodInfo): boolean {
+  return pod.podAffinity !== undefined || pod.podAntiAffinity !== undefined;
+}
+
+function hasRequiredAntiAffinity(pod: PodInfo): boolean {
+  return (pod.podAntiAffinity?.required.length ?? 0) > 0;
+}
+
+export class NodeSnapshot {
+  /** Undefined while pods name a node the cache has not shown yet. */
+  node: NodeInfo | undefined;
+  readonly pods = new Map<string, PodInfo>();
+  /** Σ resourceRequests of the counted pods, per resource name. */
+  readonly requested: ResourceList = {};
+  readonly podsWithAffinity = new Map<string, PodInfo>();
+  readonly podsWithRequiredAntiAffinity = new Map<string, PodInfo>();
+  /** Host ports in use, per pod. */
+  readonly usedPorts = new Map<string, readonly HostPort[]>();
+  /** PVC (namespace/claim) → how many pods here use it. */
+  readonly claims = new Map<string, number>();
+  /** Pods here that request neither cpu nor memory (LoadAware counts them with the estimate). */
+  noRequestPods = 0;
+  /** The node's effective load for this cycle (set by the runtime from the load tracker). */
+  load: NodeLoad | undefined;
+  /** Bumped on every change: lets callers cache per-node derived figures. */
+  generation = 0;
+
+  constructor(readonly name: string) {}
+
+  get podCount(): number {
+    return this.pods.size;
+  }
+
+  add(key: string, pod: PodInfo): void {
+    this.pods.set(key, pod);
+    if (pod.noRequests) this.noRequestPods++;
+    const req = pod.resourceRequests;
+    for (const r in req) this.requested[r] = (this.requested[r] ?? 0) + (req[r] as number);
+    if (hasAffinity(pod)) this.podsWithAffinity.set(key, pod);
+    if (hasRequiredAntiAffinity(pod)) this.podsWithRequiredAntiAffinity.set(key, pod);
+    if (pod.hostPorts.length > 0) this.usedPorts.set(key, pod.hostPorts);
+    for (const v of pod.volumes) {
+      if (!v.claimName) continue;
+      const c = `${pod.namespace}/${v.claimName}`;
+      this.claims.set(c, (this.claims.get(c) ?? 0) + 1);
+    }
+    this.generation++;
+  }
+
+  remove(key: string): PodInfo | undefined {
+    const pod = this.pods.get(key);
+    if (!pod) return undefined;
+    this.pods.delete(key);
+    if (pod.noRequests) this.noRequestPods--;
+    const req = pod.resourceRequests;
+    for (const r in req) {
+      const left = (this.requested[r] ?? 0) - (req[r] as number);
+      if (left > 0) this.requested[r] = left;
+      else delete this.requested[r];
+    }
+    this.podsWithAffinity.delete(key);
+    this.podsWithRequiredAntiAffinity.delete(key);
+    this.usedPorts.delete(key);
+    for (const v of pod.volumes) {
+      if (!v.claimName) continue;
+      const c = `${pod.namespace}/${v.claimName}`;
+      const n = (this.claims.get(c) ?? 0) - 1;
+      if (n > 0) this.claims.set(c, n);
+      else this.claims.delete(c);
+    }
+    this.generation++;
+    return pod;
+  }
+}
+
+/** Every node the scheduler may place on, with its pods; updated from events, read by plugins. */
+export class Snapshot {
+  private readonly byName = new Map<string, NodeSnapshot>();
+  /** Pod key → the node it is counted on. */
+  private readonly placed = new Map<string, string>();
+  private readonly assumedKeys = new Set<string>();
+  private listCache: NodeSnapshot[] | undefined;
+  private affinityCache: NodeSnapshot[] | undefined;
+  private antiAffinityCache: NodeSnapshot[] | undefined;
+  /** Bumped whenever any node or pod changes. */
+  generation = 0;
+
+  /** Nodes known to the cache, in insertion order (stable across cycles). */
+  list(): readonly NodeSnapshot[] {
+    this.listCache ??= [...this.byName.values()].filter((n) => n.node !== undefined);
+    return this.listCache;
+  }
+
+  get(name: string): NodeSnapshot | undefined {
+    const n = this.byName.get(name);
+    return n?.node ? n : undefined;
+  }
+
+  get size(): number {
+    return this.list().length;
+  }
+
+  /** Nodes with at least one pod carrying affinity or anti-affinity terms (InterPodAffinity reads these). */
+  havePodsWithAffinity(): readonly NodeSnapshot[] {
+    this.affinityCache ??= this.list().filter((n) => n.podsWithAffinity.size > 0);
+    return this.affinityCache;
+  }
+
+  havePodsWithRequiredAntiAffinity(): readonly NodeSnapshot[] {
+    this.antiAffinityCache ??= this.list().filter((n) => n.podsWithRequiredAntiAffinity.size > 0);
+    return this.antiAffinityCache;
+  }
+
+  isAssumed(key: string): boolean {
+    return this.assumedKeys.has(key);
+  }
+
+  /** Where the pod is counted (bound or assumed), if anywhere. */
+  nodeOf(key: string): string | undefined {
+    return this.placed.get(key);
+  }
+
+  // ---- updates ----
+
+  setNode(node: NodeInfo): void {
+    const n = this.entry(node.name);
+    const added = n.node === undefined;
+    n.node = node;
+    n.generation++;
+    this.changed(added);
+  }
+
+  deleteNode(name: string): void {
+    const n = this.byName.get(name);
+    if (!n) return;
+    n.node = undefined;
+    if (n.pods.size === 0) this.byName.delete(name);
+    this.changed(true);
+  }
+
+  /** A pod as the informer shows it: counted on its node while bound and not terminal. */
+  upsertPod(pod: PodInfo): void {
+    const key = podKey(pod);
+    if (!pod.nodeName) {
+      // An assumed pod's own status updates (our PodScheduled patch, say) must not drop the assumption.
+      if (!this.assumedKeys.has(key)) this.removeKey(key);
+      return;
+    }
+    this.assumedKeys.delete(key);
+    this.removeKey(key);
+    if (counts(pod)) this.place(key, pod, pod.nodeName);
+  }
+
+  deletePod(pod: PodInfo): void {
+    const key = podKey(pod);
+    this.assumedKeys.delete(key);
+    this.removeKey(key);
+  }
+
+  /** Counts the pod on `node` before the API server confirms the bind. */
+  assume(pod: PodInfo, node: string): void {
+    const key = podKey(pod);
+    this.removeKey(key);
+    this.assumedKeys.add(key);
+    this.place(key, { ...pod, nodeName: node }, node);
+  }
+
+  /** Takes an assumption back (the bind failed); a pod the informer already shows bound stays. */
+  forget(key: string): void {
+    if (!this.assumedKeys.delete(key)) return;
+    this.removeKey(key);
+  }
+
+  private place(key: string, pod: PodInfo, node: string): void {
+    const n = this.entry(node);
+    const hadAffinity = n.podsWithAffinity.size > 0;
+    const hadAnti = n.podsWithRequiredAntiAffinity.size > 0;
+    n.add(key, pod);
+    this.placed.set(key, node);
+    this.podChanged(n, hadAffinity, hadAnti);
+  }
+
+  private removeKey(key: string): void {
+    const node = this.placed.get(key);
+    if (node === undefined) return;
+    this.placed.delete(key);
+    const n = this.byName.get(node);
+    if (!n) return;
+    const hadAffinity = n.podsWithAffinity.size > 0;
+    const hadAnti = n.podsWithRequiredAntiAffinity.size > 0;
+    n.remove(key);
+    if (!n.node && n.pods.size === 0) this.byName.delete(node);
+    this.podChanged(n, hadAffinity, hadAnti);
+  }
+
+  private podChanged(n: NodeSnapshot, hadAffinity: boolean, hadAnti: boolean): void {
+    this.generation++;
+    if (hadAffinity !== n.podsWithAffinity.size > 0) this.affinityCache = undefined;
+    if (hadAnti !== n.podsWithRequiredAntiAffinity.size > 0) this.antiAffinityCache = undefined;
+  }
+
+  private entry(name: string): NodeSnapshot {
+    let n = this.byName.get(name);
+    if (!n) {
+      n = new NodeSnapshot(name);
+      this.byName.set(name, n);
+    }
+    return n;
+  }
+
+  private changed(membership: boolean): void {
+    this.generation++;
+    if (membership) this.listCache = undefined;
+    this.affinityCache = undefined;
+    this.antiAffinityCache = undefined;
+  }
+}

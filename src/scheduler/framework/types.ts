@@ -1,0 +1,153 @@
+/**
+ * kube-scheduler's scheduling framework, in TypeScript: the extension points a plugin may implement
+ * and what flows between them. A scheduling cycle runs, for one pod against one snapshot:
+ *
+ *   PreEnqueue → (queue, QueueSort) → PreFilter → Filter (per node) → PostFilter (when none fit)
+ *   → PreScore → Score (+ NormalizeScore, × weight) → Reserve → Permit → [binding cycle:]
+ *   PreBind → Bind → PostBind          (Unreserve on any failure after Reserve)
+ *
+ * Plugins are plain objects over plain data (src/cluster/model.ts, src/load) and the per-cycle
+ * snapshot; only PreBind/Bind do I/O, through what the runtime hands them.
+ */
+import type { NodeInfo, PodInfo } from '../../cluster/model.js';
+import type { LoadOptions } from '../../load/types.js';
+import type { NodeLoadRule } from '../../rules/types.js';
+import type { NodeSnapshot, Snapshot } from './snapshot.js';
+import type { FilterReason, NodeVerdict } from './verdict.js';
+
+export type { FilterReason };
+
+/** Per-cycle scratch space: PreFilter/PreScore write what Filter/Score read (keyed by plugin name). */
+export class CycleState {
+  private readonly data = new Map<string, unknown>();
+  /** Plugins whose PreFilter/PreScore asked to be skipped for this pod. */
+  readonly skipFilter = new Set<string>();
+  readonly skipScore = new Set<string>();
+
+  write(key: string, value: unknown): void {
+    this.data.set(key, value);
+  }
+
+  read<T>(key: string): T | undefined {
+    return this.data.get(key) as T | undefined;
+  }
+}
+
+/** What every plugin sees of the cycle beside the pod: rules, load options, the clock. */
+export interface CycleContext {
+  pod: PodInfo;
+  snapshot: Snapshot;
+  /** The NodeLoadRules covering the pod, in name order. */
+  rules: readonly NodeLoadRule[];
+  loadOptions: LoadOptions;
+  now: number;
+  /** Namespace labels, for namespaceSelector in pod affinity terms. */
+  namespaceLabels(namespace: string): Record<string, string> | undefined;
+}
+
+export interface PreFilterResult {
+  /** Only these nodes can possibly fit (upstream's PreFilterResult.NodeNames); undefined = all. */
+  nodeNames?: ReadonlySet<string>;
+  /** The pod cannot be scheduled at all, whatever the node: every node gets this reason. */
+  reject?: Omit<FilterReason, 'plugin'>;
+  /** Filter of this plugin has nothing to check for this pod. */
+  skip?: boolean;
+}
+
+export interface Plugin {
+  readonly name: string;
+}
+
+/** Gates a pod before it enters the active queue (SchedulingGates). Returns why it must wait, or undefined. */
+export interface PreEnqueuePlugin extends Plugin {
+  preEnqueue(pod: PodInfo): string | undefined;
+}
+
+/** Orders the active queue (PrioritySort). */
+export interface QueueSortPlugin extends Plugin {
+  less(a: { pod: PodInfo; enqueuedAt: number }, b: { pod: PodInfo; enqueuedAt: number }): boolean;
+}
+
+export interface PreFilterPlugin extends Plugin {
+  preFilter(state: CycleState, ctx: CycleContext): PreFilterResult | undefined;
+}
+
+/**
+ * Filter pushes one reason per problem it finds (nothing = the node passes). Every problem
+ * is kept for the explanation; the FailedScheduling message counts a node under its first failing plugin.
+ */
+export interface FilterPlugin extends Plugin {
+  /** Pushes into `verdict.reasons`; nodeload's plugins also attach their figures (load, rules, burst). */
+  filter(state: CycleState, ctx: CycleContext, node: NodeSnapshot, verdict: NodeVerdict): void;
+}
+
+/** What PostFilter (preemption) found: a node made feasible by evicting victims. */
+export interface PostFilterResult {
+  nominatedNode?: string;
+  victims?: PodInfo[];
+  /** Why preemption did not help (shown in the FailedScheduling message, as kube-scheduler does). */
+  message?: string;
+}
+
+export interface PostFilterPlugin extends Plugin {
+  postFilter(
+    state: CycleState,
+    ctx: CycleContext,
+    failed: ReadonlyMap<string, readonly FilterReason[]>,
+  ): PostFilterResult | undefined;
+}
+
+export interface PreScorePlugin extends Plugin {
+  /** Returns 'skip' when Score has nothing to say for this pod (every node would score the same). */
+  preScore(state: CycleState, ctx: CycleContext, nodes: readonly NodeSnapshot[]): 'skip' | undefined;
+}
+
+export interface ScorePlugin extends Plugin {
+  /** A raw score for the node; NormalizeScore (if any) maps the raw scores of all nodes to 0–100. */
+  score(state: CycleState, ctx: CycleContext, node: NodeSnapshot): number;
+  /** In place over `scores` (same order as `nodes`); without it raw scores must already be 0–100. */
+  normalizeScore?(state: CycleState, ctx: CycleContext, scores: Float64Array): void;
+}
+
+export interface ReservePlugin extends Plugin {
+  /** Returns an error message to abort the cycle (Unreserve then runs for every Reserve plugin). */
+  reserve(state: CycleState, ctx: CycleContext, node: string): string | undefined;
+  unreserve(state: CycleState, ctx: CycleContext, node: string): void;
+}
+
+export interface PermitPlugin extends Plugin {
+  /** Returns an error message to reject (nodeload's permits never wait). */
+  permit(state: CycleState, ctx: CycleContext, node: string): string | undefined;
+}
+
+export interface PreBindPlugin extends Plugin {
+  /** Returns an error message when the pod must not be bound (Unreserve follows). */
+  preBind(
+    state: CycleState,
+    ctx: CycleContext,
+    node: string,
+    signal: AbortSignal,
+  ): Promise<string | undefined>;
+}
+
+export interface PostBindPlugin extends Plugin {
+  postBind(state: CycleState, ctx: CycleContext, node: string): void;
+}
+
+export type AnyPlugin = Partial<
+  PreEnqueuePlugin &
+    QueueSortPlugin &
+    PreFilterPlugin &
+    FilterPlugin &
+    PostFilterPlugin &
+    PreScorePlugin &
+    ScorePlugin &
+    ReservePlugin &
+    PermitPlugin &
+    PreBindPlugin &
+    PostBindPlugin
+> &
+  Plugin;
+
+/** Re-exported so plugins import their data types from one place. */
+export type { NodeInfo, NodeSnapshot, PodInfo, Snapshot };

@@ -1,0 +1,87 @@
+/**
+ * What a scheduling cycle says about each node, kept for the explanation: every failed check with the
+ * plugin that found it, nodeload's load figures and rule checks, and each Score plugin's share.
+ */
+import type { LoadSource } from '../../load/types.js';
+
+/**
+ * Why a plugin rejects a node, in two voices: `reason` is the aggregatable text kube-scheduler counts
+ * in "0/N nodes are available: 3 Insufficient cpu, …" (identical across nodes); `detail` carries this
+ * node's numbers for the explanation.
+ */
+export interface FilterReason {
+  /** The plugin, named as upstream names it (NodeResourcesFit, InterPodAffinity, …) or nodeload's own. */
+  plugin: string;
+  code: string;
+  reason: string;
+  detail: string;
+  /** UnschedulableAndUnresolvable: preempting pods on this node would not help. */
+  unresolvable?: boolean;
+  /** The rule's name, for NodeLoadRules and BurstGuard reasons. */
+  rule?: string;
+}
+
+/** The numbers a verdict rests on. Percentages are of allocatable, "after" = with this pod placed. */
+export interface CandidateLoad {
+  source: LoadSource;
+  cpuPercent: number;
+  memoryPercent: number;
+  cpuPercentAfter: number;
+  memoryPercentAfter: number;
+  /** Estimated usage of pods bound (or being bound) after the metrics sample: the in-flight estimate. */
+  estimatedCpuMilli: number;
+  estimatedMemoryBytes: number;
+  estimatedPods: number;
+  requestedCpuMilli: number;
+  requestedMemoryBytes: number;
+  allocatableCpuMilli: number;
+  allocatableMemoryBytes: number;
+  podCount: number;
+  allocatablePods: number;
+  metricsStale: boolean;
+  unavailable: boolean;
+}
+
+export interface BurstCheck {
+  placements: number;
+  maxPlacements: number;
+  windowSeconds: number;
+}
+
+export interface RuleCheck {
+  rule: string;
+  namespace: string;
+  allowed: boolean;
+  /** DaemonSet pods are exempt from load thresholds and burst limits. */
+  bypassed: boolean;
+  maxCPU: number;
+  maxMemory: number;
+  /** Threshold minus load after placement, in percentage points (negative = over). */
+  cpuMargin: number;
+  memoryMargin: number;
+  burst?: BurstCheck;
+}
+
+export interface NodeVerdict {
+  node: string;
+  feasible: boolean;
+  /** Every failed check, in plugin order. */
+  reasons: FilterReason[];
+  load?: CandidateLoad;
+  rules: RuleCheck[];
+  burst?: BurstCheck;
+}
+
+/** One Score plugin's part in a node's total: normalized 0–100, times the profile's weight. */
+export interface ScoreContribution {
+  plugin: string;
+  weight: number;
+  score: number;
+}
+
+/** The reasons kube-scheduler would count for this node: those of its first failing plugin. */
+export function primaryReasons(verdict: NodeVerdict): FilterReason[] {
+  const first = verdict.reasons[0];
+  if (!first) return [];
+  return verdict.reasons.filter((r) => r.plugin === first.plugin);
+}

@@ -1,0 +1,84 @@
+/**
+ * NodeLoadRules (Filter, nodeload's own): every NodeLoadRule covering the pod must allow the node
+ * (allowedNodes ∩ nodeSelector) and keep its load within the rule's thresholds with the pod placed:
+ *   fails ⇔ node ∉ allowed(rule)  ∨  cpu%(load ⊕ pod) > maxCPU  ∨  memory%(load ⊕ pod) > maxMemory
+ *         ∨ (fail-closed and no fresh metrics)
+ * DaemonSet pods are exempt from thresholds (they must run everywhere their selector says). The verdict
+ * carries the load figures and one check per rule with its margins, whatever the outcome.
+ */
+import { formatPercent } from '../../load/model.js';
+import { evaluatePlacement, nodeAllowedByRule } from '../../rules/rule.js';
+import type { FilterPlugin } from '../framework/types.js';
+import type { RuleCheck } from '../framework/verdict.js';
+import { candidateLoad, loadAfter } from './load-after.js';
+import { PLUGIN } from './names.js';
+
+export function nodeLoadRules(): FilterPlugin {
+  return {
+    name: PLUGIN.NodeLoadRules,
+    filter(state, ctx, n, verdict) {
+      const node = n.node;
+      if (!node) return;
+      const load = n.load;
+      const after = loadAfter(state, ctx, n);
+      if (load && after) verdict.load = candidateLoad(load, after);
+      if (ctx.rules.length === 0) return;
+      if (!after) {
+        verdict.reasons.push({
+          plugin: PLUGIN.NodeLoadRules,
+          code: 'NoLoad',
+          reason: 'node(s) had no load figure yet',
+          detail: 'node just added',
+        });
+        return;
+      }
+      const bypassed = ctx.pod.isDaemonSetPod;
+      for (const rule of ctx.rules) {
+        const name = rule.name;
+        const notAllowed = nodeAllowedByRule(rule, node);
+        const check: RuleCheck = {
+          rule: name,
+          namespace: rule.namespace,
+          allowed: !notAllowed,
+          bypassed,
+          maxCPU: rule.spec.maxCPU,
+          maxMemory: rule.spec.maxMemory,
+          cpuMargin: rule.spec.maxCPU - after.cpuPercent,
+          memoryMargin: rule.spec.maxMemory - after.memoryPercent,
+        };
+        verdict.rules.push(check);
+        if (notAllowed) {
+          verdict.reasons.push({
+            plugin: PLUGIN.NodeLoadRules,
+            code: 'RuleNotAllowed',
+            reason: `node(s) not allowed by rule ${name}`,
+            detail: `rule ${name}: ${notAllowed.message}`,
+            rule: name,
+            unresolvable: true,
+          });
+        }
+        if (bypassed) continue;
+        for (const r of evaluatePlacement(rule, node, after)) {
+          if (r.code === 'CPUThresholdExceeded' || r.code === 'MemoryThresholdExceeded') {
+            const cpu = r.code === 'CPUThresholdExceeded';
+            verdict.reasons.push({
+              plugin: PLUGIN.NodeLoadRules,
+              code: cpu ? 'RuleCPUExceeded' : 'RuleMemoryExceeded',
+              reason: `node(s) exceed rule ${name} ${cpu ? 'cpu' : 'memory'} ${formatPercent(cpu ? rule.spec.maxCPU : rule.spec.maxMemory)}%`,
+              detail: `rule ${name}: ${r.message} with this pod`,
+              rule: name,
+            });
+          } else if (r.code === 'LoadUnavailable') {
+            verdict.reasons.push({
+              plugin: PLUGIN.NodeLoadRules,
+              code: 'RuleLoadUnavailable',
+              reason: `node(s) have no fresh load metrics for rule ${name}`,
+              detail: `rule ${name}: ${r.message}`,
+              rule: name,
+            });
+          }
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * NodeResourcesFit (PreFilter + Filter): every resource the pod requests must fit in what the node has
+ * left. PreFilter takes the pod's effective requests (PodInfo.resourceRequests: containers, sidecars,
+ * init containers, pod-level resources, overhead); Filter, per resource r with request > 0:
+ *   fails ⇔ request[r] > allocatable[r] − Σ requested[r] of the pods on the node (assumed ones included)
+ * plus the pod count: fails ⇔ pods on node + 1 > allocatable pods. A resource the node does not list
+ * has allocatable 0. Unresolvable when the request exceeds the node's whole allocatable (preemption
+ * cannot help).
+ */
+import { formatCpu, formatMemory } from '../../cluster/quantity.js';
+import type { FilterPlugin, PreFilterPlugin } from '../framework/types.js';
+import { PLUGIN } from './names.js';
+
+export interface NodeResourcesFitArgs {
+  /** Extended resources to ignore (NodeResourcesFitArgs.ignoredResources). */
+  ignoredResources?: string[];
+  /** Resource groups to ignore by prefix before "/" (ignoredResourceGroups). */
+  ignoredResourceGroups?: string[];
+}
+
+function format(resource: string, v: number): string {
+  if (resource === 'cpu') return formatCpu(v);
+  if (resource === 'memory' || resource === 'ephemeral-storage' || resource.startsWith('hugepages-'))
+    return formatMemory(v);
+  return String(v);
+}
+
+function code(resource: string): string {
+  if (resource === 'cpu') return 'InsufficientCPU';
+  if (resource === 'memory') return 'InsufficientMemory';
+  return 'InsufficientResource';
+}
+
+export function nodeResourcesFit(args: NodeResourcesFitArgs = {}): PreFilterPlugin & FilterPlugin {
+  const ignored = new Set(args.ignoredResources ?? []);
+  const ignoredGroups = new Set(args.ignoredResourceGroups ?? []);
+  const isIgnored = (r: string) => {
+    if (ignored.has(r)) return true;
+    const slash = r.indexOf('/');
+    return slash > 0 && ignoredGroups.has(r.slice(0, slash));
+  };
+  return {
+    name: PLUGIN.NodeResourcesFit,
+    preFilter: () => undefined,
+    filter(_state, ctx, n, verdict) {
+      const node = n.node;
+      if (!node) return;
+      const alloc = node.allocatableResources;
+      const allowedPods = alloc['pods'] ?? node.allocatable.pods;
+      if (n.podCount + 1 > allowedPods) {
+        verdict.reasons.push({
+          plugin: PLUGIN.NodeResourcesFit,
+          code: 'TooManyPods',
+          reason: 'Too many pods',
+          detail: `${n.podCount} pods of ${allowedPods} allowed`,
+        });
+      }
+      const req = ctx.pod.resourceRequests;
+      for (const r in req) {
+        const want = req[r] as number;
+        if (want <= 0 || r === 'pods' || isIgnored(r)) continue;
+        const total = alloc[r] ?? 0;
+        const free = total - (n.requested[r] ?? 0);
+        if (want <= free) continue;
+        verdict.reasons.push({
+          plugin: PLUGIN.NodeResourcesFit,
+          code: code(r),
+          reason: `Insufficient ${r}`,
+          detail: `requests ${format(r, want)}, free ${format(r, Math.max(0, free))} of ${format(r, total)}`,
+          ...(want > total ? { unresolvable: true } : {}),
+        });
+      }
+    },
+  };
+}

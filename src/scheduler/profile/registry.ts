@@ -1,0 +1,80 @@
+/**
+ * Every plugin nodeload has, by upstream name, and the default profile: kube-scheduler's default
+ * plugins in their order (v1.36), LoadAware in the place of NodeResourcesFit's score, and nodeload's
+ * filters after upstream's. Weights are upstream's; LoadAware, the primary score, weighs 5.
+ */
+import type { BurstGuard as BurstLimit } from '../../rules/types.js';
+import type { BurstView } from '../placement-log.js';
+import type { AnyPlugin } from '../framework/types.js';
+import { balancedAllocation } from '../plugins/balanced-allocation.js';
+import { burstGuard } from '../plugins/burst-guard.js';
+import { imageLocality } from '../plugins/image-locality.js';
+import { interPodAffinity } from '../plugins/inter-pod-affinity.js';
+import { loadAware } from '../plugins/load-aware.js';
+import { PLUGIN } from '../plugins/names.js';
+import { type NodeAffinityArgs, nodeAffinity } from '../plugins/node-affinity.js';
+import { nodeLoadRules } from '../plugins/node-load-rules.js';
+import { nodeName } from '../plugins/node-name.js';
+import { nodePorts } from '../plugins/node-ports.js';
+import { type NodeResourcesFitArgs, nodeResourcesFit } from '../plugins/node-resources-fit.js';
+import { nodeUnschedulable } from '../plugins/node-unschedulable.js';
+import { podTopologySpread } from '../plugins/pod-topology-spread.js';
+import { prioritySort } from '../plugins/priority-sort.js';
+import { schedulingGates } from '../plugins/scheduling-gates.js';
+import { taintToleration } from '../plugins/taint-toleration.js';
+
+/** What plugins get from the scheduler beside their args. */
+export interface PluginDeps {
+  placements: BurstView;
+  /** The cluster-wide burst guard (--burst-max-placements), if on. */
+  burst?: BurstLimit;
+  /** --score-cpu-weight / --score-memory-weight: LoadAware's defaults. */
+  loadWeights?: { cpu: number; memory: number };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: plugin args are user-written YAML, validated by each factory.
+type Args = any;
+type Factory = (args: Args, deps: PluginDeps) => AnyPlugin;
+
+export const PLUGIN_FACTORIES: Readonly<Record<string, Factory>> = {
+  [PLUGIN.SchedulingGates]: () => schedulingGates(),
+  [PLUGIN.PrioritySort]: () => prioritySort(),
+  [PLUGIN.NodeUnschedulable]: () => nodeUnschedulable(),
+  [PLUGIN.NodeName]: () => nodeName(),
+  [PLUGIN.TaintToleration]: () => taintToleration(),
+  [PLUGIN.NodeAffinity]: (a: NodeAffinityArgs) => nodeAffinity(a),
+  [PLUGIN.NodePorts]: () => nodePorts(),
+  [PLUGIN.NodeResourcesFit]: (a: NodeResourcesFitArgs) => nodeResourcesFit(a),
+  [PLUGIN.PodTopologySpread]: (a) => podTopologySpread(a),
+  [PLUGIN.InterPodAffinity]: (a) => interPodAffinity(a),
+  [PLUGIN.NodeResourcesBalancedAllocation]: (a) =>
+    balancedAllocation(a?.resources?.map((r: { name: string }) => r.name)),
+  [PLUGIN.ImageLocality]: () => imageLocality(),
+  [PLUGIN.NodeLoadRules]: () => nodeLoadRules(),
+  [PLUGIN.BurstGuard]: (_a, deps) =>
+    burstGuard({ placements: deps.placements, ...(deps.burst ? { limit: deps.burst } : {}) }),
+  [PLUGIN.LoadAware]: (a, deps) =>
+    loadAware({
+      cpuWeight: a?.cpuWeight ?? deps.loadWeights?.cpu,
+      memoryWeight: a?.memoryWeight ?? deps.loadWeights?.memory,
+    }),
+};
+
+/** The default profile, in run order, with Score weights (multiPoint, as upstream's getDefaultPlugins). */
+export const DEFAULT_PLUGINS: readonly { name: string; weight?: number }[] = [
+  { name: PLUGIN.SchedulingGates },
+  { name: PLUGIN.PrioritySort },
+  { name: PLUGIN.NodeUnschedulable },
+  { name: PLUGIN.NodeName },
+  { name: PLUGIN.TaintToleration, weight: 3 },
+  { name: PLUGIN.NodeAffinity, weight: 2 },
+  { name: PLUGIN.NodePorts },
+  { name: PLUGIN.NodeResourcesFit },
+  { name: PLUGIN.PodTopologySpread, weight: 2 },
+  { name: PLUGIN.InterPodAffinity, weight: 2 },
+  { name: PLUGIN.NodeResourcesBalancedAllocation, weight: 1 },
+  { name: PLUGIN.ImageLocality, weight: 1 },
+  { name: PLUGIN.NodeLoadRules },
+  { name: PLUGIN.BurstGuard },
+  { name: PLUGIN.LoadAware, weight: 5 },
+];
