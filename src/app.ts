@@ -97,6 +97,8 @@ export async function startGateway(
   const registry = createMetricsRegistry(VERSION);
   const cache = new ClusterCache({
     rules: NODE_LOAD_RULE_KIND,
+    // The scheduler's volume and preemption plugins read claims, volumes, classes, CSINodes and PDBs.
+    storage: true,
     kubeConfig,
     log: componentLogger(log, 'cache'),
     metricsPollSeconds: config.metricsPollSeconds,

@@ -21,8 +21,26 @@ import {
   type WatchFn,
   watchFnFor,
 } from './informer.js';
-import { ApiListers, metricsVersion, type ResourceName } from './listers.js';
-import { type NamespaceInfo, type NodeInfo, type NodeMetricsInfo, type PodInfo, podKey } from './model.js';
+import { ApiListers, metricsVersion, type ResourceName, type StorageResourceName } from './listers.js';
+import {
+  toClaimInfo,
+  toCsiNodeInfo,
+  toDisruptionBudgetInfo,
+  toStorageClassInfo,
+  toVolumeInfo,
+} from './convert-storage.js';
+import type {
+  ClaimInfo,
+  CsiNodeInfo,
+  DisruptionBudgetInfo,
+  NamespaceInfo,
+  NodeInfo,
+  NodeMetricsInfo,
+  PodInfo,
+  StorageClassInfo,
+  VolumeInfo,
+} from './model.js';
+import { podKey } from './model.js';
 
 export type ChangeType = 'add' | 'update' | 'delete';
 
@@ -61,6 +79,11 @@ export type ClusterTopics<R extends NamespacedObject = NamespacedObject> = {
   node: Change<NodeInfo>;
   pod: Change<PodInfo>;
   namespace: Change<NamespaceInfo>;
+  claim: Change<ClaimInfo>;
+  volume: Change<VolumeInfo>;
+  storageClass: Change<StorageClassInfo>;
+  csiNode: Change<CsiNodeInfo>;
+  disruptionBudget: Change<DisruptionBudgetInfo>;
   rule: Change<RuleEntry<R>>;
   metrics: Change<NodeMetricsInfo>;
   /** metrics.k8s.io became served or stopped being served (LoadOptions.metricsServed changes). */
@@ -99,6 +122,11 @@ export interface ClusterCacheOptions<R extends NamespacedObject = NamespacedObje
   now?: () => number;
   metricsPollSeconds?: number;
   discoveryIntervalSeconds?: number;
+  /**
+   * Also watch PVCs, PVs, StorageClasses, CSINodes and PodDisruptionBudgets (the scheduler's volume and
+   * preemption plugins read them). Default false.
+   */
+  storage?: boolean;
   /** Replaces the informers (unit tests drive the handlers directly). */
   informerFactory?: InformerFactory;
   /** Replaces client-node's Watch for the default informers (integration tests cut connections). */
@@ -124,6 +152,11 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> {
   private readonly ruleMap = new Map<string, RuleEntry<R>>();
   private readonly metricsMap = new Map<string, NodeMetricsInfo>();
   private readonly namespaceMap = new Map<string, NamespaceInfo>();
+  private readonly claimMap = new Map<string, ClaimInfo>();
+  private readonly volumeMap = new Map<string, VolumeInfo>();
+  private readonly storageClassMap = new Map<string, StorageClassInfo>();
+  private readonly csiNodeMap = new Map<string, CsiNodeInfo>();
+  private readonly budgetMap = new Map<string, DisruptionBudgetInfo>();
 
   private readonly log: Logger;
   private readonly factory: InformerFactory;
@@ -171,6 +204,34 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> {
 
   get namespaces(): ReadonlyMap<string, NamespaceInfo> {
     return this.namespaceMap;
+  }
+
+  /** PVCs by namespace/name (storage: true). */
+  get claims(): ReadonlyMap<string, ClaimInfo> {
+    return this.claimMap;
+  }
+
+  /** PVs by name (storage: true). */
+  get volumes(): ReadonlyMap<string, VolumeInfo> {
+    return this.volumeMap;
+  }
+
+  get storageClasses(): ReadonlyMap<string, StorageClassInfo> {
+    return this.storageClassMap;
+  }
+
+  get csiNodes(): ReadonlyMap<string, CsiNodeInfo> {
+    return this.csiNodeMap;
+  }
+
+  /** PodDisruptionBudgets by namespace/name (storage: true). */
+  get disruptionBudgets(): ReadonlyMap<string, DisruptionBudgetInfo> {
+    return this.budgetMap;
+  }
+
+  /** Whether the storage kinds are watched. */
+  get watchesStorage(): boolean {
+    return this.opts.storage === true;
   }
 
   get metrics(): ReadonlyMap<string, NodeMetricsInfo> {
@@ -235,6 +296,15 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> {
         ),
       ],
     ];
+    if (this.opts.storage) {
+      specs.push(
+        [this.spec('persistentvolumeclaims'), this.store('claim', this.claimMap, toClaimInfo, nsKey)],
+        [this.spec('persistentvolumes'), this.store('volume', this.volumeMap, toVolumeInfo, nameKey)],
+        [this.spec('storageclasses'), this.store('storageClass', this.storageClassMap, toStorageClassInfo, nameKey)],
+        [this.spec('csinodes'), this.store('csiNode', this.csiNodeMap, toCsiNodeInfo, nameKey)],
+        [this.spec('poddisruptionbudgets'), this.store('disruptionBudget', this.budgetMap, toDisruptionBudgetInfo, nsKey)],
+      );
+    }
     for (const [spec, handlers] of specs) {
       const informer = this.factory(spec, handlers);
       this.informers.set(spec.name, informer);
@@ -445,6 +515,34 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> {
 
   // ---- wiring ----
 
+  /** Handlers keeping one plain-data map of a kind, with one change event per real change. */
+  private store<K extends 'claim' | 'volume' | 'storageClass' | 'csiNode' | 'disruptionBudget'>(
+    topic: K,
+    map: Map<string, NonNullable<ClusterTopics<R>[K]['new']>>,
+    convert: (raw: KubeObject) => NonNullable<ClusterTopics<R>[K]['new']>,
+    keyOf: (o: { namespace?: string; name: string }) => string,
+  ): InformerHandlers<KubeObject> {
+    type T = NonNullable<ClusterTopics<R>[K]['new']>;
+    const emit = (c: Change<T>) => (this.bus.emit as (t: K, c: Change<T>) => void)(topic, c);
+    return this.handlers(
+      (raw) => {
+        const next = convert(raw);
+        const key = keyOf(next);
+        const old = map.get(key);
+        if (old && old.resourceVersion === next.resourceVersion) return;
+        map.set(key, next);
+        emit(old ? { type: 'update', old, new: next } : { type: 'add', new: next });
+      },
+      (raw) => {
+        const key = objectKey(raw);
+        const old = map.get(key) ?? map.get(raw.metadata?.name ?? '');
+        if (!old) return;
+        map.delete(keyOf(old));
+        emit({ type: 'delete', old });
+      },
+    );
+  }
+
   private handlers(
     upsert: (o: KubeObject) => void,
     remove: (o: KubeObject) => void,
@@ -481,3 +579,13 @@ function sameUsage(a: NodeMetricsInfo, b: NodeMetricsInfo): boolean {
     a.usage.memoryBytes === b.usage.memoryBytes
   );
 }
+
+function nsKey(o: { namespace?: string; name: string }): string {
+  return `${o.namespace ?? ''}/${o.name}`;
+}
+
+function nameKey(o: { name: string }): string {
+  return o.name;
+}
+
+export type { StorageResourceName };

@@ -2,10 +2,24 @@
  * How the cache's kinds are listed from the API server (typed clients, paginated), and whether
  * metrics.k8s.io is served. The informers watch the same paths; these supply their lists.
  */
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, PolicyV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { httpStatusOf, type KubeObject, type ListFn, type ListResult } from './informer.js';
 
-export type ResourceName = 'nodes' | 'pods' | 'namespaces' | 'nodeloadrules' | 'nodemetrics';
+export type ResourceName =
+  | 'nodes'
+  | 'pods'
+  | 'namespaces'
+  | 'nodeloadrules'
+  | 'nodemetrics'
+  | StorageResourceName;
+
+/** What the volume and preemption plugins read; watched when the cache is asked for storage. */
+export type StorageResourceName =
+  | 'persistentvolumeclaims'
+  | 'persistentvolumes'
+  | 'storageclasses'
+  | 'csinodes'
+  | 'poddisruptionbudgets';
 
 /** Where a custom resource kind lives (its conversion is the caller's business). */
 export interface CustomResourceLocation {
@@ -18,6 +32,11 @@ const CORE_PATHS = {
   nodes: '/api/v1/nodes',
   pods: '/api/v1/pods',
   namespaces: '/api/v1/namespaces',
+  persistentvolumeclaims: '/api/v1/persistentvolumeclaims',
+  persistentvolumes: '/api/v1/persistentvolumes',
+  storageclasses: '/apis/storage.k8s.io/v1/storageclasses',
+  csinodes: '/apis/storage.k8s.io/v1/csinodes',
+  poddisruptionbudgets: '/apis/policy/v1/poddisruptionbudgets',
   nodemetrics: '/apis/metrics.k8s.io/v1beta1/nodes',
 } as const;
 
@@ -59,6 +78,8 @@ export function metricsVersion(obj: KubeObject): string {
 export class ApiListers {
   private core: CoreV1Api | undefined;
   private customClient: CustomObjectsApi | undefined;
+  private storage: StorageV1Api | undefined;
+  private policy: PolicyV1Api | undefined;
 
   constructor(
     private readonly kubeConfig: KubeConfig,
@@ -83,6 +104,25 @@ export class ApiListers {
       case 'namespaces':
         return () =>
           listAllPages((cont) => this.coreApi().listNamespace({ limit: PAGE_SIZE, _continue: cont }));
+      case 'persistentvolumeclaims':
+        return () =>
+          listAllPages((cont) =>
+            this.coreApi().listPersistentVolumeClaimForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
+          );
+      case 'persistentvolumes':
+        return () =>
+          listAllPages((cont) => this.coreApi().listPersistentVolume({ limit: PAGE_SIZE, _continue: cont }));
+      case 'storageclasses':
+        return () =>
+          listAllPages((cont) => this.storageApi().listStorageClass({ limit: PAGE_SIZE, _continue: cont }));
+      case 'csinodes':
+        return () =>
+          listAllPages((cont) => this.storageApi().listCSINode({ limit: PAGE_SIZE, _continue: cont }));
+      case 'poddisruptionbudgets':
+        return () =>
+          listAllPages((cont) =>
+            this.policyApi().listPodDisruptionBudgetForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
+          );
       case 'nodeloadrules':
         return () =>
           listAllPages((cont) =>
@@ -128,6 +168,16 @@ export class ApiListers {
   private coreApi(): CoreV1Api {
     this.core ??= this.kubeConfig.makeApiClient(CoreV1Api);
     return this.core;
+  }
+
+  private storageApi(): StorageV1Api {
+    this.storage ??= this.kubeConfig.makeApiClient(StorageV1Api);
+    return this.storage;
+  }
+
+  private policyApi(): PolicyV1Api {
+    this.policy ??= this.kubeConfig.makeApiClient(PolicyV1Api);
+    return this.policy;
   }
 
   private customApi(): CustomObjectsApi {

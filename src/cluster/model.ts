@@ -212,3 +212,80 @@ export interface NodeMetricsInfo {
 export function podKey(p: { namespace: string; name: string }): string {
   return `${p.namespace}/${p.name}`;
 }
+
+/** A PersistentVolumeClaim as the volume plugins need it. */
+export interface ClaimInfo {
+  namespace: string;
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  /** Pending / Bound / Lost. */
+  phase: string;
+  /** spec.volumeName: the PV it is bound (or being bound) to; '' while unbound. */
+  volumeName: string;
+  /** spec.storageClassName; undefined = the default class applies, '' = no class. */
+  storageClassName?: string;
+  accessModes: string[];
+  /** spec.resources.requests.storage, in bytes. */
+  requestBytes: number;
+  selector?: LabelSelector;
+  volumeMode: string;
+  annotations: Record<string, string>;
+  deleting: boolean;
+}
+
+/** A PersistentVolume as the volume plugins need it. */
+export interface VolumeInfo {
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  /** Available / Bound / Released / Failed / Pending. */
+  phase: string;
+  claimRef?: { namespace: string; name: string; uid: string };
+  storageClassName: string;
+  capacityBytes: number;
+  accessModes: string[];
+  volumeMode: string;
+  labels: Record<string, string>;
+  /** spec.nodeAffinity.required.nodeSelectorTerms (empty: any node). */
+  nodeAffinity: NodeSelectorTerm[];
+  /** spec.csi.driver, when a CSI volume. */
+  csiDriver?: string;
+  /** A stable identity of the backing disk (CSI volumeHandle, in-tree disk name). */
+  handle?: string;
+  deleting: boolean;
+}
+
+export interface StorageClassInfo {
+  name: string;
+  resourceVersion: string;
+  provisioner: string;
+  /** Immediate (default) or WaitForFirstConsumer. */
+  volumeBindingMode: string;
+  isDefault: boolean;
+  /** allowedTopologies as node selector terms (empty: anywhere). */
+  allowedTopologies: NodeSelectorTerm[];
+}
+
+/** CSINode: per driver, how many volumes the node can attach (undefined = no limit). */
+export interface CsiNodeInfo {
+  name: string;
+  resourceVersion: string;
+  drivers: { name: string; allocatableCount?: number }[];
+}
+
+export interface DisruptionBudgetInfo {
+  namespace: string;
+  name: string;
+  resourceVersion: string;
+  selector?: LabelSelector;
+  /** status.disruptionsAllowed. */
+  disruptionsAllowed: number;
+}
+
+export interface PriorityClassInfo {
+  name: string;
+  resourceVersion: string;
+  value: number;
+  preemptionPolicy: string;
+}

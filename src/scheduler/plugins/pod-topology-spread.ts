@@ -1,0 +1,364 @@
+/**
+ * PodTopologySpread, as kube-scheduler v1.36 runs it in the default profile.
+ *
+ * Constraints: the pod's own topologySpreadConstraints; when it has none at all, the default constraints
+ *   (System defaulting: hostname maxSkew 3 + zone maxSkew 5, both ScheduleAnyway; List: args.defaultConstraints).
+ *   Upstream gives default constraints the selector helper.DefaultSelector builds from the Services,
+ *   ReplicationControllers, ReplicaSets and StatefulSets selecting the pod, and no constraint when that is
+ *   empty. nodeload's cache holds none of those objects, so this APPROXIMATES it: a pod whose controller
+ *   owner is a ReplicaSet/StatefulSet/ReplicationController gets the selector "pods in the same namespace
+ *   with the same ownerKind/ownerName"; any other pod (bare, Job, DaemonSet, Service-only) gets no defaults.
+ *   Default constraints always use that selector (upstream overwrites the selector, so their matchLabelKeys
+ *   are ignored too). Selector of a pod constraint: labelSelector with `key In (pod's value)` ANDed for every
+ *   matchLabelKeys key the pod has — the API server has merged these since v1.34
+ *   (MatchLabelKeysInPodTopologySpreadSelectorMerge) and the v1.36 scheduler still merges them, which is
+ *   idempotent. A nil labelSelector selects nothing (matchLabelKeys are not merged into it); an empty `{}`
+ *   one counts no existing pod in v1.36 (countPodsMatchSelector's `selector.Empty()` short-circuit, fixed
+ *   upstream after 1.36 by kubernetes#141340) while the incoming pod still matches it.
+ * Counted pods: on the node, same namespace as the incoming pod, not terminating (deletionTimestamp), selected.
+ * Eligible node for constraint c: has every constraint's topologyKey ∧ (c.nodeAffinityPolicy = Ignore ∨
+ *   nodeSelector/required affinity match) ∧ (c.nodeTaintsPolicy = Ignore ∨ no untolerated NoSchedule/NoExecute).
+ *
+ *   PreFilter (DoNotSchedule constraints; none → skip): one pass over every node:
+ *     count[c][v] = Σ counted pods over eligible nodes with label c.key = v;   min[c] = min_v count[c][v].
+ *   Filter: node lacks c.key → "missing required label" (unresolvable); otherwise, with
+ *     globalMin = |{v}| < c.minDomains (default 1) ? 0 : min[c],  self = pod matches c's selector ? 1 : 0,
+ *     skew = count[c][node.labels[c.key]] + self − globalMin;   fails ⇔ skew > c.maxSkew (first constraint wins).
+ *   PreScore (ScheduleAnyway constraints; none → 'skip'): requireAll = pod has own constraints ∨ not System;
+ *     ignored = feasible nodes lacking a key (only when requireAll); domains[c] = {labels[c.key] ?? ''} of the
+ *     other feasible nodes (hostname: one per node, counted on that node alone, policies not applied);
+ *     count[c][v] = Σ counted pods over all eligible nodes (requireAll → having all keys) whose v ∈ domains[c];
+ *     weight[c] = ln(|domains[c]| + 2), hostname: ln(#feasible − #ignored + 2).
+ *   Score(n) = ignored ? 0 : round(Σ_{c: n has c.key} count[c][n's value] × weight[c] + (c.maxSkew − 1)).
+ *   NormalizeScore: over non-ignored nodes, s = max = 0 ? 100 : ⌊100 × (max + min − s) / max⌋; ignored → 0.
+ */
+import { selectorMatches, withMatchLabelKeys } from '../../cluster/labels.js';
+import type { NodeInfo, PodInfo, TopologySpreadConstraint } from '../../cluster/model.js';
+import type {
+  FilterPlugin,
+  NodeSnapshot,
+  PreFilterPlugin,
+  PreScorePlugin,
+  ScorePlugin,
+} from '../framework/types.js';
+import type { NodeVerdict } from '../framework/verdict.js';
+import { nodeAffinityMatches, untoleratedTaint } from '../predicates.js';
+import { PLUGIN } from './names.js';
+import { MAX_NODE_SCORE } from './score-normalize.js';
+
+export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
+export const LABEL_ZONE = 'topology.kubernetes.io/zone';
+
+export const REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints";
+export const REASON_NODE_LABEL_NOT_MATCH = `${REASON_CONSTRAINTS_NOT_MATCH} (missing required label)`;
+
+function softDefault(topologyKey: string, maxSkew: number): TopologySpreadConstraint {
+  return {
+    maxSkew,
+    topologyKey,
+    whenUnsatisfiable: 'ScheduleAnyway',
+    nodeAffinityPolicy: 'Honor',
+    nodeTaintsPolicy: 'Ignore',
+    matchLabelKeys: [],
+  };
+}
+
+/** kube-scheduler's systemDefaultConstraints. */
+export const SYSTEM_DEFAULT_CONSTRAINTS: readonly TopologySpreadConstraint[] = [
+  softDefault(LABEL_HOSTNAME, 3),
+  softDefault(LABEL_ZONE, 5),
+];
+
+/** Owner kinds whose pods get default constraints (upstream: Services too, which nodeload cannot see). */
+const DEFAULTED_OWNER_KINDS = new Set(['ReplicaSet', 'StatefulSet', 'ReplicationController']);
+
+export interface PodTopologySpreadArgs {
+  /** Used with defaultingType 'List' (upstream rejects them with 'System'; here they are ignored). */
+  defaultConstraints?: TopologySpreadConstraint[];
+  /** Default 'System', as in kube-scheduler's default configuration. */
+  defaultingType?: 'System' | 'List';
+}
+
+/** Which pods a constraint counts. */
+interface Selector {
+  /** Counting short-circuits to 0 (nil selector, or v1.36's treatment of an empty one). */
+  readonly countsNone: boolean;
+  matches(pod: PodInfo): boolean;
+}
+
+interface Constraint {
+  maxSkew: number;
+  key: string;
+  hostname: boolean;
+  minDomains: number;
+  honorAffinity: boolean;
+  honorTaints: boolean;
+  selector: Selector;
+}
+
+const NOTHING: Selector = { countsNone: true, matches: () => false };
+
+function labelSelectorOf(c: TopologySpreadConstraint, podLabels: Record<string, string>): Selector {
+  if (!c.labelSelector) return NOTHING;
+  const sel = withMatchLabelKeys(c.labelSelector, c.matchLabelKeys, podLabels) ?? {};
+  const empty = Object.keys(sel.matchLabels ?? {}).length === 0 && (sel.matchExpressions?.length ?? 0) === 0;
+  return { countsNone: empty, matches: (p) => selectorMatches(sel, p.labels) };
+}
+
+/** nodeload's stand-in for helper.DefaultSelector: the pods of the same controller. */
+function ownerSelectorOf(pod: PodInfo): Selector | undefined {
+  const { namespace, ownerKind, ownerName } = pod;
+  if (!DEFAULTED_OWNER_KINDS.has(ownerKind) || !ownerName) return undefined;
+  return {
+    countsNone: false,
+    matches: (p) => p.namespace === namespace && p.ownerKind === ownerKind && p.ownerName === ownerName,
+  };
+}
+
+function toConstraint(c: TopologySpreadConstraint, selector: Selector): Constraint {
+  return {
+    maxSkew: c.maxSkew,
+    key: c.topologyKey,
+    hostname: c.topologyKey === LABEL_HOSTNAME,
+    minDomains: c.minDomains ?? 1,
+    honorAffinity: (c.nodeAffinityPolicy || 'Honor') === 'Honor',
+    honorTaints: c.nodeTaintsPolicy === 'Honor',
+    selector,
+  };
+}
+
+function constraintsOf(
+  pod: PodInfo,
+  action: 'DoNotSchedule' | 'ScheduleAnyway',
+  defaults: readonly TopologySpreadConstraint[],
+): Constraint[] {
+  if (pod.topologySpreadConstraints.length > 0) {
+    return pod.topologySpreadConstraints
+      .filter((c) => c.whenUnsatisfiable === action)
+      .map((c) => toConstraint(c, labelSelectorOf(c, pod.labels)));
+  }
+  const list = defaults.filter((c) => c.whenUnsatisfiable === action);
+  if (list.length === 0) return [];
+  const selector = ownerSelectorOf(pod);
+  return selector ? list.map((c) => toConstraint(c, selector)) : [];
+}
+
+function labelOf(labels: Record<string, string>, key: string): string | undefined {
+  return Object.hasOwn(labels, key) ? labels[key] : undefined;
+}
+
+function hasAllKeys(labels: Record<string, string>, cs: readonly Constraint[]): boolean {
+  for (const c of cs) if (!Object.hasOwn(labels, c.key)) return false;
+  return true;
+}
+
+function countMatching(n: NodeSnapshot, selector: Selector, namespace: string): number {
+  if (selector.countsNone) return 0;
+  let count = 0;
+  for (const p of n.pods.values()) {
+    if (p.deleting || p.namespace !== namespace) continue;
+    if (selector.matches(p)) count++;
+  }
+  return count;
+}
+
+/** matchNodeInclusionPolicies, with the two node-wide checks computed at most once per node. */
+class Inclusion {
+  private affinity: boolean | undefined;
+  private taints: boolean | undefined;
+
+  constructor(
+    private readonly pod: PodInfo,
+    private readonly node: NodeInfo,
+  ) {}
+
+  admits(c: Constraint): boolean {
+    if (c.honorAffinity) {
+      if (this.affinity === undefined) this.affinity = nodeAffinityMatches(this.pod, this.node);
+      if (!this.affinity) return false;
+    }
+    if (c.honorTaints) {
+      if (this.taints === undefined) this.taints = !untoleratedTaint(this.node.taints, this.pod.tolerations);
+      if (!this.taints) return false;
+    }
+    return true;
+  }
+}
+
+const FILTER_STATE = `${PLUGIN.PodTopologySpread}/preFilter`;
+const SCORE_STATE = `${PLUGIN.PodTopologySpread}/preScore`;
+
+interface FilterState {
+  constraints: Constraint[];
+  /** Per constraint: topology value → matching pods, over eligible nodes (every eligible domain present). */
+  counts: Map<string, number>[];
+  /** Per constraint: the smallest count (Infinity when no domain is eligible). */
+  min: number[];
+  /** Per constraint: the incoming pod matches its selector. */
+  self: boolean[];
+}
+
+interface ScoreState {
+  constraints: Constraint[];
+  /** The nodes PreScore saw, in the order Score/NormalizeScore see them. */
+  nodes: readonly NodeSnapshot[];
+  ignored: Set<string>;
+  /** Per constraint: topology value (node name for hostname) → matching pods. */
+  counts: Map<string, number>[];
+  weights: number[];
+}
+
+export type PodTopologySpreadPlugin = PreFilterPlugin &
+  FilterPlugin &
+  PreScorePlugin &
+  ScorePlugin &
+  Required<Pick<ScorePlugin, 'normalizeScore'>>;
+
+export function podTopologySpread(args: PodTopologySpreadArgs = {}): PodTopologySpreadPlugin {
+  const systemDefaulted = (args.defaultingType ?? 'System') === 'System';
+  const defaults = systemDefaulted ? SYSTEM_DEFAULT_CONSTRAINTS : (args.defaultConstraints ?? []);
+
+  function reject(verdict: NodeVerdict, code: string, reason: string, detail: string, unresolvable: boolean) {
+    verdict.reasons.push({ plugin: PLUGIN.PodTopologySpread, code, reason, detail, unresolvable });
+  }
+
+  return {
+    name: PLUGIN.PodTopologySpread,
+
+    preFilter(state, ctx) {
+      const pod = ctx.pod;
+      const constraints = constraintsOf(pod, 'DoNotSchedule', defaults);
+      if (constraints.length === 0) return { skip: true };
+      const counts = constraints.map(() => new Map<string, number>());
+      for (const n of ctx.snapshot.list()) {
+        const node = n.node;
+        if (!node || !hasAllKeys(node.labels, constraints)) continue;
+        const inclusion = new Inclusion(pod, node);
+        for (let i = 0; i < constraints.length; i++) {
+          const c = constraints[i] as Constraint;
+          if (!inclusion.admits(c)) continue;
+          const m = counts[i] as Map<string, number>;
+          const v = node.labels[c.key] as string;
+          m.set(v, (m.get(v) ?? 0) + countMatching(n, c.selector, pod.namespace));
+        }
+      }
+      const min = counts.map((m) => {
+        let low = Number.POSITIVE_INFINITY;
+        for (const x of m.values()) if (x < low) low = x;
+        return low;
+      });
+      const self = constraints.map((c) => c.selector.matches(pod));
+      state.write(FILTER_STATE, { constraints, counts, min, self } satisfies FilterState);
+      return undefined;
+    },
+
+    filter(state, _ctx, n, verdict) {
+      const s = state.read<FilterState>(FILTER_STATE);
+      const node = n.node;
+      if (!s || !node) return;
+      for (let i = 0; i < s.constraints.length; i++) {
+        const c = s.constraints[i] as Constraint;
+        const v = labelOf(node.labels, c.key);
+        if (v === undefined) {
+          const detail = `node has no label ${c.key}`;
+          reject(verdict, 'TopologySpreadMissingLabel', REASON_NODE_LABEL_NOT_MATCH, detail, true);
+          return;
+        }
+        const counts = s.counts[i] as Map<string, number>;
+        const fewDomains = counts.size < c.minDomains;
+        const globalMin = fewDomains ? 0 : (s.min[i] as number);
+        const self = s.self[i] ? 1 : 0;
+        const matching = counts.get(v) ?? 0;
+        const skew = matching + self - globalMin;
+        if (skew > c.maxSkew) {
+          const why = fewDomains ? ` (${counts.size} eligible domain(s) < minDomains ${c.minDomains})` : '';
+          const detail =
+            `${c.key}=${v}: ${matching} matching pods + ${self} − min ${globalMin}${why} = ${skew} ` +
+            `> maxSkew ${c.maxSkew}`;
+          reject(verdict, 'TopologySpreadSkew', REASON_CONSTRAINTS_NOT_MATCH, detail, false);
+          return;
+        }
+      }
+    },
+
+    preScore(state, ctx, nodes) {
+      const all = ctx.snapshot.list();
+      if (all.length === 0) return 'skip';
+      const pod = ctx.pod;
+      const constraints = constraintsOf(pod, 'ScheduleAnyway', defaults);
+      if (constraints.length === 0) return 'skip';
+      // Only the pod's own (or List) constraints require every key: System defaults still spread by
+      // hostname across nodes without a zone label.
+      const requireAll = pod.topologySpreadConstraints.length > 0 || !systemDefaulted;
+      const ignored = new Set<string>();
+      const counts = constraints.map(() => new Map<string, number>());
+      for (const n of nodes) {
+        const labels = n.node?.labels ?? {};
+        if (requireAll && !hasAllKeys(labels, constraints)) {
+          ignored.add(n.name);
+          continue;
+        }
+        for (let i = 0; i < constraints.length; i++) {
+          const c = constraints[i] as Constraint;
+          const m = counts[i] as Map<string, number>;
+          if (c.hostname) m.set(n.name, countMatching(n, c.selector, pod.namespace));
+          else m.set(labelOf(labels, c.key) ?? '', 0);
+        }
+      }
+      const weights = constraints.map((c, i) =>
+        Math.log((c.hostname ? nodes.length - ignored.size : (counts[i] as Map<string, number>).size) + 2),
+      );
+      for (const n of all) {
+        const node = n.node;
+        if (!node || (requireAll && !hasAllKeys(node.labels, constraints))) continue;
+        const inclusion = new Inclusion(pod, node);
+        for (let i = 0; i < constraints.length; i++) {
+          const c = constraints[i] as Constraint;
+          if (c.hostname) continue;
+          const m = counts[i] as Map<string, number>;
+          const v = labelOf(node.labels, c.key) ?? '';
+          const sofar = m.get(v);
+          if (sofar === undefined || !inclusion.admits(c)) continue;
+          m.set(v, sofar + countMatching(n, c.selector, pod.namespace));
+        }
+      }
+      state.write(SCORE_STATE, { constraints, nodes, ignored, counts, weights } satisfies ScoreState);
+      return undefined;
+    },
+
+    score(state, _ctx, n) {
+      const s = state.read<ScoreState>(SCORE_STATE);
+      const node = n.node;
+      if (!s || !node || s.ignored.has(n.name)) return 0;
+      let score = 0;
+      for (let i = 0; i < s.constraints.length; i++) {
+        const c = s.constraints[i] as Constraint;
+        const v = labelOf(node.labels, c.key);
+        if (v === undefined) continue;
+        const cnt = (s.counts[i] as Map<string, number>).get(c.hostname ? n.name : v) ?? 0;
+        score += cnt * (s.weights[i] as number) + (c.maxSkew - 1);
+      }
+      return Math.round(score);
+    },
+
+    normalizeScore(state, _ctx, scores) {
+      const s = state.read<ScoreState>(SCORE_STATE);
+      if (!s) return;
+      const aligned = s.nodes.length === scores.length;
+      const ignored = (i: number) => aligned && s.ignored.has((s.nodes[i] as NodeSnapshot).name);
+      let min = Number.POSITIVE_INFINITY;
+      let max = 0;
+      for (let i = 0; i < scores.length; i++) {
+        if (ignored(i)) continue;
+        const v = scores[i] as number;
+        if (v < min) min = v;
+        if (v > max) max = v;
+      }
+      for (let i = 0; i < scores.length; i++) {
+        if (ignored(i)) scores[i] = 0;
+        else if (max === 0) scores[i] = MAX_NODE_SCORE;
+        else scores[i] = Math.floor((MAX_NODE_SCORE * (max + min - (scores[i] as number))) / max);
+      }
+    },
+  };
+}
