@@ -6,45 +6,33 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
-import express, { type Router } from 'express';
-import type { Registry } from 'prom-client';
+import express from 'express';
 import { ClusterCache } from './cluster/cache.js';
 import { PooledKubeConfig } from './cluster/kubeconfig.js';
 import type { GatewayConfig } from './config.js';
 import { defaultIdentity, LeaderElector } from './leader/lease.js';
 import { LoadTracker } from './load/tracker.js';
 import type { LoadOptions } from './load/types.js';
-import { componentLogger, createLogger, type Logger } from './log.js';
 import { ensureCrd } from './operator/install-crd.js';
 import { NODE_LOAD_RULE_KIND, type RuleCache } from './rules/kind.js';
+import type { ComponentContext, GatewayComponent } from './server/component.js';
+import { componentLogger, createLogger, type Logger } from './server/log.js';
 import { createMetricsRegistry } from './server/metrics.js';
 import { createTlsServer, type TlsServer } from './server/tls-server.js';
 import { createUserApp, finishApp } from './server/user-app.js';
 
 export const VERSION = '0.1.0';
 
-/** What every component is built from. */
-export interface GatewayContext {
+/** What every component is built from (each component.ts takes the part it needs). */
+export interface GatewayContext extends ComponentContext {
   config: GatewayConfig;
-  log: Logger;
-  kubeConfig: KubeConfig;
-  registry: Registry;
   cache: RuleCache;
   loads: LoadTracker;
   /** One election per process: the operator writes and the scheduler binds only while it leads. */
   leader: LeaderElector;
 }
 
-/** A capability plugged into the gateway: routes on either port, and a lifecycle. */
-export interface GatewayComponent {
-  name: string;
-  userRoutes?: Router;
-  kubeRoutes?: Router;
-  /** Called with the user-facing HTTP server before it listens (WebSocket upgrades). */
-  attach?(server: http.Server): void;
-  start?(): Promise<void> | void;
-  stop?(): Promise<void> | void;
-}
+export type { GatewayComponent };
 
 export type ComponentFactory = (ctx: GatewayContext) => GatewayComponent | Promise<GatewayComponent>;
 

@@ -4,7 +4,7 @@
 import { startGateway } from './app.js';
 import { allComponents } from './components.js';
 import { ConfigError, loadConfig } from './config.js';
-import { createLogger } from './log.js';
+import { createLogger } from './server/log.js';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;

@@ -33,17 +33,19 @@ function step(name: string, cmd: string, args: string[]): boolean {
 step('control plane build (cached after the first run)', 'bash', ['test/cluster/build.sh']);
 step('chromium for the browser tests (Debian package)', 'bash', ['test/browser/ensure-chromium.sh']);
 step('typecheck', 'npx', ['tsc', '--noEmit']);
+// web/src/gql is generated from schema/schema.graphql and the dashboard's operations: fails when stale.
+step('dashboard GraphQL types up to date (npm run codegen)', 'npx', [
+  'graphql-codegen',
+  '--config',
+  'codegen.ts',
+  '--check',
+]);
 step('typecheck dashboard', 'npx', ['tsc', '--noEmit', '-p', 'web/tsconfig.json']);
 step('lint', 'npx', ['biome', 'check', '.']);
-step('import cycles', 'npx', [
-  'madge',
-  '--circular',
-  '--extensions',
-  'ts,tsx',
-  '--ts-config',
-  'tsconfig.json',
-  'src',
-]);
+// No import cycles, and src/'s folders in layers (each imports only lower ones): .dependency-cruiser.cjs.
+step('import rules: cycles, layers (npm run check:imports)', 'npm', ['run', '--silent', 'check:imports']);
+// Unused files, exports and dependencies (knip.json names the entry points).
+step('unused code and dependencies (npm run check:unused)', 'npm', ['run', '--silent', 'check:unused']);
 
 mkdirSync('.run', { recursive: true });
 const report = '.run/vitest-report.json';

@@ -298,21 +298,21 @@ export function decisionKey(user: UserInfo, attrs: RequestAttributes): string {
   return JSON.stringify([user.name, user.uid ?? '', [...user.groups].sort(), extra, attrs]);
 }
 
-export interface Decision {
+export interface AuthorizationDecision {
   allowed: boolean;
   reason: string;
 }
 
 /** Authorization decisions for a short while (k8s.io/apiserver: 10 s allowed, 10 s denied), bounded in size. */
 export class DecisionCache {
-  private readonly entries = new Map<string, { decision: Decision; expires: number }>();
+  private readonly entries = new Map<string, { decision: AuthorizationDecision; expires: number }>();
 
   constructor(
     private readonly ttlMs = 10_000,
     private readonly maxEntries = 10_000,
   ) {}
 
-  get(key: string, now: number): Decision | undefined {
+  get(key: string, now: number): AuthorizationDecision | undefined {
     const e = this.entries.get(key);
     if (!e) return undefined;
     if (e.expires <= now) {
@@ -322,7 +322,7 @@ export class DecisionCache {
     return e.decision;
   }
 
-  set(key: string, decision: Decision, now: number): void {
+  set(key: string, decision: AuthorizationDecision, now: number): void {
     this.entries.delete(key);
     this.entries.set(key, { decision, expires: now + this.ttlMs });
     // Maps iterate in insertion order: the first entries are the oldest.

@@ -5,9 +5,11 @@
  */
 import { AuthorizationV1Api, CoreV1Api, type V1SubjectAccessReview } from '@kubernetes/client-node';
 import { Gauge } from 'prom-client';
-import type { GatewayComponent, GatewayContext } from '../app.js';
 import { httpStatusOf } from '../cluster/informer.js';
-import { componentLogger } from '../log.js';
+import type { LoadTracker } from '../load/tracker.js';
+import type { RuleCache } from '../rules/kind.js';
+import type { ComponentContext, GatewayComponent } from '../server/component.js';
+import { componentLogger } from '../server/log.js';
 import { AUTHENTICATION_CONFIGMAP, DecisionCache } from './auth.js';
 import { kubeRoutes, userRoutes } from './routes.js';
 import {
@@ -29,7 +31,16 @@ export interface AggregatedApiDeps {
   watchTimeoutMs?: () => number;
 }
 
-export function aggregatedApiComponent(ctx: GatewayContext, deps: AggregatedApiDeps = {}): GatewayComponent {
+/** The part of the gateway's context the aggregated API uses. */
+export interface AggregatedApiContext extends ComponentContext {
+  cache: RuleCache;
+  loads: LoadTracker;
+}
+
+export function aggregatedApiComponent(
+  ctx: AggregatedApiContext,
+  deps: AggregatedApiDeps = {},
+): GatewayComponent {
   const log = componentLogger(ctx.log, 'aggregated-api');
   const { cache, loads } = ctx;
   const store = new NodeLoadStore(

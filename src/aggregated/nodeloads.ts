@@ -9,79 +9,31 @@ import type { LoadSource, NodeLoad } from '../load/types.js';
 import { evaluateNodeForRule } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import { badRequest, GROUP_VERSION, NODELOADS } from './api.js';
+import type {
+  CpuMemQuantities,
+  IneligibleRule,
+  ListMeta,
+  NodeLoadList,
+  NodeLoadObject,
+  NodeLoadStatus,
+  NodeResourceQuantities,
+  ObjectMeta,
+  RuleRef,
+} from './schema.js';
 import { type FieldRequirement, fieldsMatch, type LabelRequirement, labelsMatch } from './selectors.js';
 
-export interface CpuMemQuantities {
-  cpu: string;
-  memory: string;
-}
-
-export interface NodeResourceQuantities extends CpuMemQuantities {
-  pods: string;
-}
-
-export interface RuleRef {
-  namespace: string;
-  name: string;
-}
-
-export interface IneligibleRule extends RuleRef {
-  /** e.g. "cpu 91% > maxCPU 80%", "not in allowedNodes". */
-  reasons: string[];
-}
-
-export interface NodeLoadStatus {
-  capacity: NodeResourceQuantities;
-  allocatable: NodeResourceQuantities;
-  /** Sum of the requests of the non-terminal pods bound to the node. */
-  requested: CpuMemQuantities;
-  /** The NodeMetrics sample, when metrics.k8s.io has one for the node. */
-  usage?: CpuMemQuantities;
-  /** Estimated usage of pods bound after the sample. */
-  estimated: CpuMemQuantities;
-  estimatedPods: number;
-  /** The figure every decision uses. */
-  effective: CpuMemQuantities;
-  /** Effective CPU in percent of allocatable, two decimals. */
-  cpuPercent: number;
-  memoryPercent: number;
-  source: LoadSource;
-  timestamp: string;
-  /** Averaging window of the metrics sample ("20s"); absent without one. */
-  window?: string;
-  pods: number;
-  metricsStale: boolean;
-  unavailable: boolean;
-  eligibleRules: RuleRef[];
-  ineligibleRules: IneligibleRule[];
-}
-
-export interface ObjectMeta {
-  name: string;
-  resourceVersion: string;
-  creationTimestamp: string;
-  labels?: Record<string, string>;
-}
-
-export interface NodeLoadObject {
-  apiVersion: typeof GROUP_VERSION;
-  kind: 'NodeLoad';
-  metadata: ObjectMeta;
-  status: NodeLoadStatus;
-}
-
-export interface ListMeta {
-  resourceVersion: string;
-  continue?: string;
-  remainingItemCount?: number;
-}
-
-export interface NodeLoadList {
-  apiVersion: typeof GROUP_VERSION;
-  kind: 'NodeLoadList';
-  metadata: ListMeta;
-  items: NodeLoadObject[];
-}
+// The resource's types come from its zod schemas, which also give its OpenAPI (schema.ts, openapi.ts).
+export type {
+  CpuMemQuantities,
+  IneligibleRule,
+  ListMeta,
+  NodeLoadList,
+  NodeLoadObject,
+  NodeLoadStatus,
+  NodeResourceQuantities,
+  ObjectMeta,
+  RuleRef,
+} from './schema.js';
 
 export interface PartialObjectMetadata {
   apiVersion: 'meta.k8s.io/v1';

@@ -3,177 +3,87 @@
  * document whose paths it merges into its own, so it must list only our group-version) and proxies
  * `/openapi/v3/apis/<group>/<version>` to us; kubectl explain reads that document first and falls back
  * to the merged `/openapi/v2`, into which the aggregator merges our `/apis/...` paths and definitions
- * (renaming definitions whose name clashes with different content). Both are built from one set of
- * schemas; `x-kubernetes-group-version-kind` is how kubectl finds the type for a resource.
+ * (renaming definitions whose name clashes with different content). Both are built from the zod schemas
+ * the resource's TypeScript types come from (schema.ts); `x-kubernetes-group-version-kind` is how
+ * kubectl finds the type for a resource.
  */
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import { GROUP, GROUP_VERSION, NODELOADS, VERSION } from './api.js';
+import { DEFINITIONS, META, PREFIX } from './schema.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: OpenAPI documents are free-form JSON.
 type Schema = Record<string, any>;
 
-const PREFIX = 'com.example.nodeload.v1alpha1';
-const META = 'io.k8s.apimachinery.pkg.apis.meta.v1';
 const NODELOAD = `${PREFIX}.${NODELOADS.kind}`;
 const NODELOAD_LIST = `${PREFIX}.${NODELOADS.listKind}`;
 
 const ref = (name: string, base: string): Schema => ({ $ref: `${base}${name}` });
-const str = (description: string, extra: Schema = {}): Schema => ({ type: 'string', description, ...extra });
-const int = (description: string): Schema => ({ type: 'integer', format: 'int32', description });
-const bool = (description: string): Schema => ({ type: 'boolean', description });
-const pct = (description: string): Schema => ({ type: 'number', format: 'double', description });
 
 const gvk = (kind: string) => [{ group: GROUP, kind, version: VERSION }];
+const GVK: Record<string, ReturnType<typeof gvk>> = {
+  [NODELOAD]: gvk(NODELOADS.kind),
+  [NODELOAD_LIST]: gvk(NODELOADS.listKind),
+};
 
-/** Every schema, with `$ref`s relative to `base` ("#/definitions/" in v2, "#/components/schemas/" in v3). */
-function schemas(base: string): Record<string, Schema> {
-  const r = (name: string) => ref(name, base);
-  const v3 = base.startsWith('#/components/');
-  // A description next to $ref is ignored in OpenAPI 3.0; k8s wraps the $ref in allOf to keep it.
-  const field = (name: string, description: string): Schema =>
-    v3 ? { allOf: [r(name)], description } : { ...r(name), description };
-  const cpuMem = (description: string): Schema => field(`${PREFIX}.CPUMemory`, description);
-  return {
-    [NODELOAD]: {
-      description:
-        "NodeLoad is a node's current load as nodeload sees it: requests, metrics, the effective figure every " +
-        'scheduling decision uses, and the NodeLoadRules whose pods may be placed on the node. Read-only; one per node.',
-      type: 'object',
-      properties: {
-        apiVersion: str('APIVersion defines the versioned schema of this representation of an object.'),
-        kind: str('Kind is a string value representing the REST resource this object represents.'),
-        metadata: field(`${META}.ObjectMeta`, "Standard object's metadata; name is the node's name."),
-        status: field(`${PREFIX}.NodeLoadStatus`, "The node's load figures."),
-      },
-      'x-kubernetes-group-version-kind': gvk(NODELOADS.kind),
-    },
-    [NODELOAD_LIST]: {
-      description: 'NodeLoadList is a list of NodeLoad objects.',
-      type: 'object',
-      required: ['items'],
-      properties: {
-        apiVersion: str('APIVersion defines the versioned schema of this representation of an object.'),
-        kind: str('Kind is a string value representing the REST resource this object represents.'),
-        metadata: field(`${META}.ListMeta`, 'Standard list metadata.'),
-        items: { type: 'array', description: 'One NodeLoad per node.', items: r(NODELOAD) },
-      },
-      'x-kubernetes-group-version-kind': gvk(NODELOADS.listKind),
-    },
-    [`${PREFIX}.NodeLoadStatus`]: {
-      description: "NodeLoadStatus holds a node's load figures.",
-      type: 'object',
-      properties: {
-        capacity: field(`${PREFIX}.NodeResources`, "The node's capacity."),
-        allocatable: field(`${PREFIX}.NodeResources`, "The node's allocatable resources: 100%."),
-        requested: cpuMem('Sum of the requests of the non-terminal pods bound to the node.'),
-        usage: cpuMem('Usage from the NodeMetrics sample (metrics.k8s.io), when there is one.'),
-        estimated: cpuMem('Estimated usage of pods bound after the metrics sample was taken.'),
-        estimatedPods: int('Number of pods counted in estimated.'),
-        effective: cpuMem(
-          'The figure every decision uses: usage + estimated with fresh metrics, else requested.',
-        ),
-        cpuPercent: pct('Effective CPU in percent of allocatable CPU, two decimals.'),
-        memoryPercent: pct('Effective memory in percent of allocatable memory, two decimals.'),
-        source: str('Where the effective figure comes from: requests, metrics, or metrics+estimate.', {
-          enum: ['requests', 'metrics', 'metrics+estimate'],
-        }),
-        timestamp: str('Time the figure refers to: the metrics sample time, or when it was computed.', {
-          format: 'date-time',
-        }),
-        window: str('Averaging window of the metrics sample, e.g. "20s"; absent without a sample.'),
-        pods: int('Non-terminal pods bound to the node.'),
-        metricsStale: bool(
-          'Metrics are served but the sample is stale or missing; the figure fell back to requests.',
-        ),
-        unavailable: bool(
-          'The load is unknown (stale metrics under the fail-closed policy): rules treat the node as ineligible.',
-        ),
-        eligibleRules: {
-          type: 'array',
-          description: 'NodeLoadRules whose pods may be placed on the node now.',
-          items: r(`${PREFIX}.RuleReference`),
-        },
-        ineligibleRules: {
-          type: 'array',
-          description: 'NodeLoadRules whose pods may not be placed on the node now, with the reasons.',
-          items: r(`${PREFIX}.IneligibleRule`),
-        },
-      },
-    },
-    [`${PREFIX}.CPUMemory`]: {
-      description: 'CPU and memory as Kubernetes quantities.',
-      type: 'object',
-      properties: { cpu: str('CPU quantity, e.g. "1500m".'), memory: str('Memory quantity, e.g. "2Gi".') },
-    },
-    [`${PREFIX}.NodeResources`]: {
-      description: 'CPU, memory and pods as Kubernetes quantities.',
-      type: 'object',
-      properties: {
-        cpu: str('CPU quantity, e.g. "4".'),
-        memory: str('Memory quantity, e.g. "8Gi".'),
-        pods: str('Pod count.'),
-      },
-    },
-    [`${PREFIX}.RuleReference`]: {
-      description: 'A NodeLoadRule by namespace and name.',
-      type: 'object',
-      properties: { namespace: str('Namespace of the rule.'), name: str('Name of the rule.') },
-    },
-    [`${PREFIX}.IneligibleRule`]: {
-      description: 'A NodeLoadRule the node is not eligible for, and why.',
-      type: 'object',
-      properties: {
-        namespace: str('Namespace of the rule.'),
-        name: str('Name of the rule.'),
-        reasons: {
-          type: 'array',
-          description: 'Why, e.g. "cpu 91% > maxCPU 80%" or "not in allowedNodes".',
-          items: { type: 'string' },
-        },
-      },
-    },
-    [`${META}.ObjectMeta`]: {
-      description: 'ObjectMeta is metadata that all persisted resources must have.',
-      type: 'object',
-      properties: {
-        name: str('Name must be unique within a namespace.'),
-        resourceVersion: str(
-          'An opaque value that represents the internal version of this object; changes whenever the load figures do.',
-        ),
-        creationTimestamp: str(
-          'CreationTimestamp is a timestamp representing the server time when this object was created.',
-          {
-            format: 'date-time',
-          },
-        ),
-        labels: {
-          type: 'object',
-          description: "Map of string keys and values; for a NodeLoad, its node's labels.",
-          additionalProperties: { type: 'string' },
-        },
-      },
-    },
-    [`${META}.ListMeta`]: {
-      description: 'ListMeta describes metadata that synthetic resources must have, including lists.',
-      type: 'object',
-      properties: {
-        resourceVersion: str("String that identifies the server's internal version of this object."),
-        continue: str(
-          'Set if more items are available: pass it as the continue parameter to get the next page.',
-        ),
-        remainingItemCount: { type: 'integer', format: 'int64', description: 'Items after this page.' },
-      },
-    },
-    [`${META}.WatchEvent`]: {
-      description: 'Event represents a single event to a watched resource.',
-      type: 'object',
-      required: ['type', 'object'],
-      properties: {
-        type: str('ADDED, MODIFIED, DELETED, BOOKMARK or ERROR.'),
-        object: { type: 'object', description: 'The object (a Status for ERROR).' },
-      },
-    },
-  };
+const INT32 = { minimum: -(2 ** 31), maximum: 2 ** 31 - 1 };
+const INT64 = { minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER };
+
+/**
+ * z.toJSONSchema's output (target OpenAPI 3.0) as Kubernetes writes OpenAPI: integer bounds become
+ * int32/int64 formats, objects are open (no `additionalProperties: false`, no empty `properties`) and,
+ * in v2, a description sits next to its `$ref` (v3 keeps zod's `allOf: [{$ref}]` wrapper, since a
+ * `$ref` sibling is ignored in OpenAPI 3.0).
+ */
+function kubernetesStyle(schema: Schema, v2: boolean): Schema {
+  const out: Schema = { ...schema };
+  const each = (xs: Record<string, Schema>) =>
+    Object.fromEntries(Object.entries(xs).map(([k, x]) => [k, kubernetesStyle(x, v2)]));
+  if (out['properties']) {
+    out['properties'] = each(out['properties']);
+    if (Object.keys(out['properties']).length === 0) delete out['properties'];
+  }
+  if (out['items']) out['items'] = kubernetesStyle(out['items'], v2);
+  if (out['allOf']) out['allOf'] = (out['allOf'] as Schema[]).map((x) => kubernetesStyle(x, v2));
+  const extra = out['additionalProperties'];
+  if (extra === false || (typeof extra === 'object' && Object.keys(extra).length === 0))
+    delete out['additionalProperties'];
+  else if (typeof extra === 'object') out['additionalProperties'] = kubernetesStyle(extra, v2);
+  if (out['type'] === 'integer') {
+    for (const [format, bounds] of [
+      ['int32', INT32],
+      ['int64', INT64],
+    ] as const) {
+      if (out['minimum'] === bounds.minimum && out['maximum'] === bounds.maximum) {
+        delete out['minimum'];
+        delete out['maximum'];
+        out['format'] = format;
+      }
+    }
+  }
+  const allOf = out['allOf'] as Schema[] | undefined;
+  if (v2 && allOf?.length === 1 && allOf[0]?.['$ref'] && Object.keys(out).length === 2 && out['description'])
+    return { $ref: allOf[0]['$ref'], description: out['description'] };
+  return out;
+}
+
+/** Every schema (schema.ts), with `$ref`s relative to `base` ("#/definitions/" in v2, "#/components/schemas/" in v3). */
+export function schemas(base: string): Record<string, Schema> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(DEFINITIONS)) registry.add(schema, { id });
+  const { schemas: generated } = z.toJSONSchema(registry, {
+    target: 'openapi-3.0',
+    uri: (id) => `${base}${id}`,
+  });
+  const out: Record<string, Schema> = {};
+  for (const id of Object.keys(DEFINITIONS)) {
+    const { $id: _id, ...schema } = generated[id] as Schema;
+    out[id] = {
+      ...kubernetesStyle(schema, base === '#/definitions/'),
+      ...(GVK[id] ? { 'x-kubernetes-group-version-kind': GVK[id] } : {}),
+    };
+  }
+  return out;
 }
 
 interface Param {

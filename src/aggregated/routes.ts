@@ -11,7 +11,7 @@ import express, {
   type Response,
   type Router,
 } from 'express';
-import type { Logger } from '../log.js';
+import type { Logger } from '../server/log.js';
 import {
   ApiError,
   badRequest,

@@ -4,7 +4,7 @@ import express, { type ErrorRequestHandler, type RequestHandler } from 'express'
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from './api.js';
-import type { Decision, RequestHeaderConfig, SubjectAccessReviewBody, UserInfo } from './auth.js';
+import type { AuthorizationDecision, RequestHeaderConfig, SubjectAccessReviewBody, UserInfo } from './auth.js';
 import {
   frontProxyAuthentication,
   RequestHeaderConfigLoader,
@@ -55,7 +55,7 @@ async function serve(guard: RequestHandler): Promise<string> {
 const NL = '/apis/nodeload.example.com/v1alpha1/nodeloads';
 
 describe('subjectAccessReviewAuthorization', () => {
-  function reviewer(decide: (b: SubjectAccessReviewBody) => Decision | Error) {
+  function reviewer(decide: (b: SubjectAccessReviewBody) => AuthorizationDecision | Error) {
     const calls: SubjectAccessReviewBody[] = [];
     const review = async (body: SubjectAccessReviewBody) => {
       calls.push(body);

@@ -6,11 +6,11 @@
 import { X509Certificate } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Logger } from '../log.js';
+import type { Logger } from '../server/log.js';
 import { internalError, unauthorized } from './api.js';
 import {
   alwaysAllowed,
-  type Decision,
+  type AuthorizationDecision,
   DecisionCache,
   decisionKey,
   forbidden,
@@ -160,7 +160,7 @@ export function frontProxyAuthentication(
   };
 }
 
-export type SubjectAccessReviewer = (body: SubjectAccessReviewBody) => Promise<Decision>;
+export type SubjectAccessReviewer = (body: SubjectAccessReviewBody) => Promise<AuthorizationDecision>;
 
 function queryStrings(req: Request): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};

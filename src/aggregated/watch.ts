@@ -8,9 +8,8 @@
 import type { Response } from 'express';
 import { badRequest, failureStatus, GROUP_VERSION, NODELOADS, type Status } from './api.js';
 import { matchesFilter, type NodeLoadObject, type ObjectFilter } from './nodeloads.js';
+import type { WatchEventType } from './schema.js';
 import type { NodeLoadStore, StoreEvent } from './store.js';
-
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 export interface WatchEvent<T = unknown> {
   type: WatchEventType;

@@ -237,7 +237,8 @@ function hostPorts(spec: Json): HostPort[] {
 function diskOf(v: Json): string | undefined {
   if (v?.gcePersistentDisk?.pdName) return `gce-pd:${v.gcePersistentDisk.pdName}`;
   if (v?.awsElasticBlockStore?.volumeID) return `aws-ebs:${v.awsElasticBlockStore.volumeID}`;
-  if (v?.iscsi?.targetPortal) return `iscsi:${v.iscsi.targetPortal}:${v.iscsi.iqn}:${v.iscsi.lun}`;
+  // Two iSCSI volumes are the same disk when their IQNs are (VolumeRestrictions' isVolumeConflict).
+  if (v?.iscsi?.iqn) return `iscsi:${v.iscsi.iqn}`;
   if (v?.rbd?.image) return `rbd:${(v.rbd.monitors ?? []).join(',')}:${v.rbd.pool ?? 'rbd'}:${v.rbd.image}`;
   return undefined;
 }

@@ -3,9 +3,11 @@
  * GraphiQL) and, once the gateway hands over its HTTP server, graphql-ws on the same path.
  */
 import type http from 'node:http';
-import type { GatewayComponent, GatewayContext } from '../app.js';
-import { componentLogger } from '../log.js';
+import type { LoadTracker } from '../load/tracker.js';
 import type { Operator } from '../operator/operator.js';
+import type { RuleCache } from '../rules/kind.js';
+import type { ComponentContext, GatewayComponent } from '../server/component.js';
+import { componentLogger } from '../server/log.js';
 import type { GraphQLSources } from './context.js';
 import { createGraphQLServer, type GraphQLServer } from './server.js';
 import { clusterSource, loadSource, ruleSource, schedulingSource } from './sources.js';
@@ -26,11 +28,15 @@ export type GraphQLComponent = GatewayComponent & {
    * it (GatewayComponent.attach) once the server exists; stop() closes every socket.
    */
   attach(server: http.Server): void;
-  /** Same as attach (the name components.ts uses). */
-  attachUserServer(server: http.Server): void;
 };
 
-export function graphqlComponent(ctx: GatewayContext, deps: GraphQLComponentDeps): GraphQLComponent {
+/** The part of the gateway's context GraphQL uses. */
+export interface GraphQLContext extends Pick<ComponentContext, 'log'> {
+  cache: RuleCache;
+  loads: LoadTracker;
+}
+
+export function graphqlComponent(ctx: GraphQLContext, deps: GraphQLComponentDeps): GraphQLComponent {
   const sources: GraphQLSources = {
     cluster: clusterSource(ctx.cache),
     loads: loadSource(ctx.loads),
@@ -52,7 +58,6 @@ export function graphqlComponent(ctx: GatewayContext, deps: GraphQLComponentDeps
     sources,
     userRoutes: server.router,
     attach,
-    attachUserServer: attach,
     stop: () => server.close(),
   };
 }

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { componentLogger, createLogger } from '../log.js';
+import { componentLogger, createLogger } from '../server/log.js';
 import { yogaLogger } from './logging.js';
 
 function capture(level: string) {

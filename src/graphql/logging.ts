@@ -3,7 +3,7 @@
  * them onto the gateway's pino logger (component=graphql) so errors keep their stack under `err`.
  */
 import type { YogaLogger } from 'graphql-yoga';
-import type { Logger } from '../log.js';
+import type { Logger } from '../server/log.js';
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
 

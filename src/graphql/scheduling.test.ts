@@ -22,7 +22,11 @@ function setup() {
   cluster = new FixtureCluster().add(
     rawNode('node-a'),
     rawNode('node-b'),
-    rawNode('node-c', { ready: false }),
+    // Not ready: the node lifecycle controller taints it (kube-scheduler has no readiness filter).
+    rawNode('node-c', {
+      ready: false,
+      taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }],
+    }),
     rawPod('shop', 'busy', { node: 'node-a', cpu: '2500m' }),
     rawPod('shop', 'web-1', { cpu: '500m', labels: { app: 'web' } }),
     rawPod('shop', 'huge', { cpu: '5', labels: { app: 'web' } }),
@@ -43,8 +47,8 @@ describe('Query.decision', () => {
       `query($id: ID!) { decision(id: $id) {
           id namespace pod result node message totalNodes feasibleNodes
           rules { namespace name maxCPU maxMemory burst { maxPlacements } }
-          candidates { node verdict feasible rank score
-            reasons { code stage reason detail rule }
+          candidates { node verdict feasible rank score scores { plugin weight score }
+            reasons { plugin code reason detail rule unresolvable }
             load { source cpuPercent cpuPercentAfter estimatedCpuMilli requestedCpuMilli allocatableCpuMilli stale }
             rules { rule allowed maxCPU cpuMargin } } } }`,
       { id: d.id },
@@ -79,8 +83,21 @@ describe('Query.decision', () => {
       },
       rules: [{ rule: 'web', allowed: true, maxCPU: 70, cpuMargin: 57.5 }],
     });
-    // Least loaded after placement: cpu 100 − 12.5, memory 100 − 1.5625 (128Mi of 8Gi), equally weighted.
-    expect(b?.['score']).toBeCloseTo(92.96875, 5);
+    // LoadAware: least loaded after placement, cpu 100 − 12.5, memory 100 − 1.5625 (128Mi of 8Gi),
+    // equally weighted; weighed 5 in the total, which sums every Score plugin's part.
+    const scores = b?.['scores'] as { plugin: string; weight: number; score: number }[];
+    const loadAware = scores.find((s) => s.plugin === 'LoadAware');
+    expect(loadAware?.weight).toBe(5);
+    expect(loadAware?.score).toBeCloseTo(92.96875, 5);
+    expect(scores.find((s) => s.plugin === 'TaintToleration')).toEqual({
+      plugin: 'TaintToleration',
+      weight: 3,
+      score: 100,
+    });
+    expect(b?.['score']).toBeCloseTo(
+      scores.reduce((t, s) => t + s.weight * s.score, 0),
+      5,
+    );
     // 2.5 + 0.5 of 4 CPU = 75% after placement: over the rule's 70%, yet kube's resource fit still passes.
     expect(a).toMatchObject({
       node: 'node-a',
@@ -88,13 +105,15 @@ describe('Query.decision', () => {
       feasible: false,
       rank: null,
       score: null,
+      scores: [],
       reasons: [
         {
+          plugin: 'NodeLoadRules',
           code: 'RuleCPUExceeded',
-          stage: 'ruleLoad',
           reason: 'node(s) exceed rule web cpu 70%',
           detail: 'rule web: cpu 75% > maxCPU 70% with this pod',
           rule: 'web',
+          unresolvable: false,
         },
       ],
       load: { cpuPercent: 62.5, cpuPercentAfter: 75 },
@@ -103,7 +122,16 @@ describe('Query.decision', () => {
     expect(c).toMatchObject({
       node: 'node-c',
       verdict: 'INFEASIBLE',
-      reasons: [{ code: 'NodeNotReady', stage: 'node' }],
+      reasons: [
+        {
+          plugin: 'TaintToleration',
+          code: 'TaintNotTolerated',
+          reason: 'node(s) had untolerated taint {node.kubernetes.io/not-ready: }',
+          detail: 'taint node.kubernetes.io/not-ready:NoSchedule not tolerated',
+          rule: null,
+          unresolvable: true,
+        },
+      ],
     });
   });
 
@@ -121,7 +149,8 @@ describe('Query.decision', () => {
     expect(res.data?.decision).toEqual({
       result: 'UNSCHEDULABLE',
       node: null,
-      message: '0/3 nodes are available: 1 node(s) not ready, 2 Insufficient cpu.',
+      message:
+        '0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 2 Insufficient cpu.',
       candidates: [{ node: 'node-a' }, { node: 'node-b' }, { node: 'node-c' }],
     });
     const missing = await post(yoga, '{ decision(id: "nope") { id } }');
@@ -258,7 +287,8 @@ describe('Query.pendingPods / schedulerStatus', () => {
         namespace: 'shop',
         name: 'huge',
         queue: 'UNSCHEDULABLE',
-        reason: '0/3 nodes are available: 1 node(s) not ready, 2 Insufficient cpu.',
+        reason:
+          '0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 2 Insufficient cpu.',
         attempts: 3,
         since: '2026-11-29T11:00:00Z',
         lastDecision: { id: d.id },

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { getIntrospectionQuery } from 'graphql';
 import { afterEach, describe, expect, it } from 'vitest';
-import { componentLogger, createLogger } from '../log.js';
+import { componentLogger, createLogger } from '../server/log.js';
 import { EXAMPLE_OPERATIONS } from './examples.js';
 import { createGraphQLYoga } from './server.js';
 import { FakeScheduling, FixtureCluster, fixtureSources, post, rawNode, rawPod, rawRule } from './testing.js';

@@ -12,7 +12,7 @@ import type { ExecutionArgs, GraphQLError } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { createGraphQLError, createYoga, type GraphiQLOptions, type YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
-import type { Logger } from '../log.js';
+import type { Logger } from '../server/log.js';
 import type { GraphQLContext, GraphQLSources } from './context.js';
 import { EXAMPLE_OPERATIONS } from './examples.js';
 import { yogaLogger } from './logging.js';

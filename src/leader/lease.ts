@@ -21,7 +21,7 @@ import {
 } from '@kubernetes/client-node';
 import { Gauge, type Registry } from 'prom-client';
 import { EventBus } from '../events/bus.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../server/log.js';
 
 /** The Lease fields the election reads, as plain data (times in ms since the epoch). */
 export interface LeaseRecord {
@@ -151,6 +151,12 @@ function leaseSpec(record: LeaseRecord): NonNullable<V1Lease['spec']> {
 /** hostname_<random>, as client-go does: unique even for two gateways in one process (tests). */
 export function defaultIdentity(): string {
   return `${hostname()}_${randomUUID().slice(0, 8)}`;
+}
+
+/** The election as its readers see it (LeaderElector satisfies it): the operator and the scheduler act only while leading. */
+export interface Leadership {
+  isLeader(): boolean;
+  on(event: 'started-leading' | 'stopped-leading', fn: () => void): () => void;
 }
 
 export type LeaderEvents = { 'started-leading': undefined; 'stopped-leading': undefined };

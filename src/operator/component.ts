@@ -4,9 +4,11 @@
  * GET /operator/rebalance-hints.
  */
 import { Router } from 'express';
-import type { GatewayComponent, GatewayContext } from '../app.js';
 import type { LeaderElector } from '../leader/lease.js';
-import { componentLogger } from '../log.js';
+import type { LoadTracker } from '../load/tracker.js';
+import type { RuleCache } from '../rules/kind.js';
+import type { ComponentContext, GatewayComponent } from '../server/component.js';
+import { componentLogger } from '../server/log.js';
 import { KubeRuleWriter, type RuleWriter } from './kube.js';
 import { Operator } from './operator.js';
 
@@ -43,8 +45,15 @@ export function operatorRoutes(operator: Operator): Router {
   return router;
 }
 
+/** The part of the gateway's context the operator uses. */
+export interface OperatorContext extends ComponentContext {
+  cache: RuleCache;
+  loads: LoadTracker;
+  leader: LeaderElector;
+}
+
 export function operatorComponent(
-  ctx: GatewayContext,
+  ctx: OperatorContext,
   deps: OperatorDeps = {},
 ): GatewayComponent & { operator: Operator } {
   const leader = deps.leader ?? ctx.leader;

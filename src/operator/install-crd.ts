@@ -7,7 +7,7 @@ import {
   type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import type { Logger } from '../log.js';
+import type { Logger } from '../server/log.js';
 import { CRD_NAME, loadCrdManifest } from '../rules/crd.js';
 
 function status(err: unknown): number | undefined {

@@ -5,15 +5,16 @@
  * with what the API server has, so a missed event, a restart or a new leader converges on its own.
  */
 import { Registry } from 'prom-client';
-import type { NodeLoadRuleEntry as RuleEntry, RuleClusterTopics as ClusterTopics } from '../rules/kind.js';
 import type { NodeInfo, PodInfo } from '../cluster/model.js';
 import { EventBus } from '../events/bus.js';
+import type { Leadership } from '../leader/lease.js';
 import type { LoadTopics } from '../load/tracker.js';
 import type { NodeLoad } from '../load/types.js';
-import type { Logger } from '../log.js';
 import { evaluateRule, rebalanceHints } from '../rules/evaluate.js';
+import type { RuleClusterTopics as ClusterTopics, NodeLoadRuleEntry as RuleEntry } from '../rules/kind.js';
 import { ruleKey, THRESHOLD_REASON_CODES } from '../rules/rule.js';
 import type { NodeLoadRule, RebalanceHint, RuleEvaluation } from '../rules/types.js';
+import type { Logger } from '../server/log.js';
 import { errorText, httpCode, type RuleWriter } from './kube.js';
 import { type OperatorMetrics, operatorMetrics } from './metrics.js';
 import {
@@ -46,12 +47,6 @@ export interface OperatorCache {
 export interface OperatorLoads {
   readonly bus: EventBus<LoadTopics>;
   all(): ReadonlyMap<string, NodeLoad>;
-}
-
-/** LeaderElector satisfies it. */
-export interface Leadership {
-  isLeader(): boolean;
-  on(event: 'started-leading' | 'stopped-leading', fn: () => void): () => void;
 }
 
 export interface OperatorOptions {

@@ -9,15 +9,18 @@ import { componentLogger } from '../log.js';
 import { KubeSchedulerApi, type SchedulerApi } from './binder.js';
 import { loadProfileConfig } from './profile/config.js';
 import { TokenBucket } from './ratelimit.js';
-import { type LeaderView, Scheduler, type SchedulerOptions } from './scheduler.js';
+import { type Leadership, Scheduler, type SchedulerOptions } from './scheduler.js';
+import { KubeVolumeBinder, type VolumeBinder } from './volume-binder.js';
 
 export interface SchedulerComponentDeps {
   /** The gateway's election (default ctx.leader): only the leader schedules. */
-  leader?: LeaderView & { identity?: string };
+  leader?: Leadership & { identity?: string };
   /** Overrides on top of the gateway config (score weights, a global burst guard, history bounds...). */
   options?: Partial<SchedulerOptions>;
   /** Replaces the API writer (tests). */
   api?: SchedulerApi;
+  /** Replaces VolumeBinding's API writes (tests). */
+  volumeBinder?: VolumeBinder;
 }
 
 export type SchedulerComponent = GatewayComponent & { scheduler: Scheduler };
@@ -58,6 +61,7 @@ export function schedulerComponent(
     cache: ctx.cache,
     loads: ctx.loads,
     api,
+    volumeBinder: deps.volumeBinder ?? new KubeVolumeBinder(ctx.kubeConfig),
     leader,
     log,
     registry: ctx.registry,

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LOAD_OPTIONS } from '../load/types.js';
 import {
   DECISION_ANNOTATION,
   decisionEvent,
@@ -9,9 +8,7 @@ import {
   truncateBytes,
 } from './event-codec.js';
 import { buildCandidates, type Decision, decisionRules, unschedulableMessage } from './explain.js';
-import { filterNodes } from './filter.js';
-import { rankNodes } from './score.js';
-import { loadsFor, NOW, node, pod, rule } from './testing.js';
+import { defaultProfile, NOW, node, pod, rule, decide as runDecide } from './testing.js';
 
 function decide(nodeCount: number, allowed: string[], burst = false): Decision {
   const nodes = Array.from({ length: nodeCount }, (_, i) => node(`node-${String(i).padStart(4, '0')}`));
@@ -21,17 +18,12 @@ function decide(nodeCount: number, allowed: string[], burst = false): Decision {
       ...(burst ? { burst: { maxPlacements: 5, windowSeconds: 30 } } : {}),
     }),
   ];
-  const verdicts = filterNodes(
-    {
-      pod: pod('p', { cpu: '500m', memory: '1Gi' }),
-      rules,
-      loadOptions: DEFAULT_LOAD_OPTIONS,
-      placements: { placements: () => 1 },
-    },
+  const { verdicts, ranked } = runDecide(pod('p', { cpu: '500m', memory: '1Gi' }), {
     nodes,
-    loadsFor(nodes, [pod('b', { nodeName: 'node-0001', cpu: '1' })]),
-  );
-  const ranked = rankNodes(verdicts);
+    pods: [pod('b', { nodeName: 'node-0001', cpu: '1' })],
+    rules,
+    profile: defaultProfile({ placements: { placements: () => 1 } }),
+  });
   const best = ranked[0]?.node;
   return {
     id: 'dec-1',
@@ -83,6 +75,9 @@ describe('decision events', () => {
     const round = (x: unknown) =>
       JSON.parse(JSON.stringify(x, (_k, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)));
     expect(round(rest)).toEqual(round(d));
+    // Unresolvable reasons (outside allowedNodes) stay unresolvable after a restart.
+    const notAllowed = back?.candidates.find((c) => c.node === 'node-0004')?.reasons[0];
+    expect(notAllowed).toMatchObject({ plugin: 'NodeLoadRules', code: 'RuleNotAllowed', unresolvable: true });
   });
 
   it('writes Scheduled/Normal and FailedScheduling/Warning like kube-scheduler', () => {

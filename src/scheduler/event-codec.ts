@@ -60,6 +60,8 @@ export function truncateBytes(s: string, max: number): string {
 }
 
 type CompactBurst = [number, number, number];
+/** code, reason, detail, plugin, then 1 when unresolvable. */
+type CompactReason = [string, string, string, string, 1?];
 type CompactRule = [string, number, number, number, number, CompactBurst?];
 type CompactCandidate = [
   string,
@@ -68,7 +70,7 @@ type CompactCandidate = [
   [string, number, number][] | null,
   number | null,
   (string | number)[] | null,
-  [string, string, string, string][],
+  CompactReason[],
   CompactRule[],
   CompactBurst?,
 ];
@@ -89,7 +91,11 @@ function compactCandidate(c: Candidate): CompactCandidate {
     c.scores ? c.scores.map((x) => [x.plugin, x.weight, round2(x.score)]) : null,
     c.rank ?? null,
     c.load ? compactLoad(c.load) : null,
-    c.reasons.map((r) => [r.code, r.reason, r.detail, r.plugin]),
+    c.reasons.map((r): CompactReason => {
+      const out: CompactReason = [r.code, r.reason, r.detail, r.plugin];
+      if (r.unresolvable) out.push(1);
+      return out;
+    }),
     c.rules.map((r) => {
       const rule: CompactRule = [
         r.rule,
@@ -188,7 +194,14 @@ function decodeCandidate(
   if (!Array.isArray(v) || typeof v[0] !== 'string') return undefined;
   const reasons: FilterReason[] = (Array.isArray(v[6]) ? v[6] : []).map((r: Json) => {
     // Decisions written before plugins were named (v1) carry no plugin.
-    return { code: str(r?.[0]), plugin: str(r?.[3]) || 'unknown', reason: str(r?.[1]), detail: str(r?.[2]) };
+    const reason: FilterReason = {
+      code: str(r?.[0]),
+      plugin: str(r?.[3]) || 'unknown',
+      reason: str(r?.[1]),
+      detail: str(r?.[2]),
+    };
+    if (r?.[4] === 1) reason.unresolvable = true;
+    return reason;
   });
   for (const r of reasons) {
     const m = /rule (\S+)/.exec(r.reason);

@@ -117,7 +117,7 @@ describe('DecisionHistory', () => {
         reasons: [
           {
             code: 'TooManyPods',
-            stage: 'resources',
+            plugin: 'NodeResourcesFit',
             reason: k % 2 ? 'Too many pods' : 'Insufficient cpu',
             detail: '',
           },

@@ -1,15 +1,15 @@
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { NodeLoadRuleEntry as RuleEntry, RuleClusterTopics as ClusterTopics } from '../rules/kind.js';
 import { type NodeInfo, type NodeMetricsInfo, type PodInfo, podKey } from '../cluster/model.js';
 import { EventBus } from '../events/bus.js';
 import type { LeaderEvents } from '../leader/lease.js';
 import { LoadTracker } from '../load/tracker.js';
+import type { RuleClusterTopics as ClusterTopics, NodeLoadRuleEntry as RuleEntry } from '../rules/kind.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import type { BindOutcome, SchedulerApi } from './binder.js';
 import type { Decision } from './explain.js';
-import { type LeaderView, Scheduler, type SchedulerOptions } from './scheduler.js';
+import { type Leadership, Scheduler, type SchedulerOptions } from './scheduler.js';
 import { node, pod, rule } from './testing.js';
 
 /** The shared cache's surface, fed by hand (the informer's role). */
@@ -57,6 +57,8 @@ class FakeCluster {
 
 /** The API server's side: binds land in the cluster (as the informer would report) after a short delay. */
 class FakeApi implements SchedulerApi {
+  /** Every bind call, as it is made (whatever its outcome). */
+  attempts: string[] = [];
   binds: { pod: string; node: string }[] = [];
   unschedulable: { pod: string; message: string }[] = [];
   events: Decision[] = [];
@@ -66,6 +68,7 @@ class FakeApi implements SchedulerApi {
   constructor(private readonly cluster: FakeCluster) {}
 
   async bind(p: PodInfo, nodeName: string): Promise<BindOutcome> {
+    this.attempts.push(podKey(p));
     await new Promise((r) => setTimeout(r, 1));
     const outcome = this.script.shift() ?? { kind: 'bound' };
     if (outcome.kind === 'bound') {
@@ -92,7 +95,7 @@ class FakeApi implements SchedulerApi {
   async drain(): Promise<void> {}
 }
 
-class FakeLeader implements LeaderView {
+class FakeLeader implements Leadership {
   private leading: boolean;
   private readonly bus = new EventBus<LeaderEvents>();
   constructor(leading = true) {
@@ -115,8 +118,12 @@ afterEach(async () => {
   for (const s of running.splice(0)) await s.stop();
 });
 
-function setup(o: { leading?: boolean; options?: Partial<SchedulerOptions> } = {}) {
-  const cluster = new FakeCluster();
+/**
+ * A scheduler over a fake cluster (pass `cluster` to run several instances against one). The leader
+ * settle delay is off unless a test sets it, so no test waits for it.
+ */
+function setup(o: { leading?: boolean; options?: Partial<SchedulerOptions>; cluster?: FakeCluster } = {}) {
+  const cluster = o.cluster ?? new FakeCluster();
   const loads = new LoadTracker({ cache: cluster, refreshSeconds: 0 });
   loads.start();
   const api = new FakeApi(cluster);
@@ -134,6 +141,7 @@ function setup(o: { leading?: boolean; options?: Partial<SchedulerOptions> } = {
       identity: 'test',
       bindQps: 10_000,
       bindBurst: 10_000,
+      leaderSettleMs: 0,
       ...o.options,
     },
   });
@@ -225,13 +233,17 @@ describe('Scheduler', () => {
     expect(api.events).toEqual([]);
   });
 
-  it('requeues with backoff after a failed bind and unassumes meanwhile', async () => {
-    const { cluster, api, scheduler, registry } = setup({ options: { initialBackoffMs: 20 } });
+  it('requeues with backoff after a rejected bind and unassumes meanwhile', async () => {
+    const { cluster, api, scheduler, registry, loads } = setup({ options: { initialBackoffMs: 20 } });
     cluster.addNode(node('n'));
-    api.script = [{ kind: 'failed', message: 'etcdserver: request timed out', status: 500 }];
+    api.script = [{ kind: 'failed', message: 'admission webhook "x" denied the request', status: 403 }];
     scheduler.start();
     cluster.upsertPod(pod('p', { cpu: '1' }));
+    await until('the rejected bind', () => api.events.length === 1);
+    expect(api.events[0]).toMatchObject({ result: 'error', node: 'n' });
+    expect(loads.isAssumed('default/p') && scheduler.snapshot.isAssumed('default/p')).toBe(false);
     await until('bound after retry', () => api.binds.length === 1);
+    expect(api.attempts).toEqual(['default/p', 'default/p']);
     expect(scheduler.status()).toMatchObject({ failed: 1, bound: 1 });
     expect(api.events.map((d) => d.result)).toEqual(['error', 'scheduled']);
     const text = await registry.metrics();
@@ -239,20 +251,75 @@ describe('Scheduler', () => {
     expect(text).toMatch(/nodeload_scheduler_schedule_attempts_total\{result="scheduled"\} 1/);
   });
 
-  it('only the leader schedules; a new leader resyncs pending pods from the cache', async () => {
-    const { cluster, api, scheduler, leader } = setup({ leading: false });
-    cluster.addNode(node('n'));
+  it('keeps a bind of unknown outcome (5xx) assumed until the watch shows the pod', async () => {
+    const { cluster, api, scheduler, loads } = setup({ options: { initialBackoffMs: 10 } });
+    cluster.addNode(node('n', { cpu: '1' }));
+    api.script = [{ kind: 'failed', message: 'etcdserver: request timed out', status: 500 }];
     scheduler.start();
     cluster.upsertPod(pod('p', { cpu: '1' }));
-    await new Promise((r) => setTimeout(r, 30));
-    expect(api.binds).toEqual([]);
-    expect(scheduler.status()).toMatchObject({ leader: false, queues: { active: 0 } });
-    leader.set(true);
-    await until('bound', () => api.binds.length === 1);
-    leader.set(false);
+    await until('the failed bind', () => api.events.length === 1);
+    expect(loads.isAssumed('default/p')).toBe(true);
+    expect(scheduler.snapshot.isAssumed('default/p')).toBe(true);
+    // The bind may have committed: its room stays taken, another pod does not get it.
     cluster.upsertPod(pod('q', { cpu: '1' }));
-    await new Promise((r) => setTimeout(r, 30));
-    expect(api.binds).toHaveLength(1);
+    await until('q unschedulable', () => api.unschedulable.some((u) => u.pod === 'default/q'));
+    expect(api.unschedulable.find((u) => u.pod === 'default/q')?.message).toBe(
+      '0/1 nodes are available: 1 Insufficient cpu.',
+    );
+    // It had: the watch shows p bound; p is never bound a second time.
+    const p = cluster.pods.get('default/p') as PodInfo;
+    cluster.upsertPod({ ...p, nodeName: 'n', phase: 'Running' });
+    expect(scheduler.snapshot.isAssumed('default/p')).toBe(false);
+    expect(scheduler.pendingPods().map((x) => x.pod)).toEqual(['q']);
+    expect(api.attempts).toEqual(['default/p']);
+  });
+
+  it('only the leader schedules; a new leader resyncs pending pods from the cache', async () => {
+    const a = setup();
+    const b = setup({ leading: false, cluster: a.cluster });
+    const { cluster } = a;
+    cluster.addNode(node('n'));
+    a.scheduler.start();
+    b.scheduler.start();
+    cluster.upsertPod(pod('p', { cpu: '1' }));
+    // The window: until the leader's bind has reached the cache. Both instances saw the same events in
+    // it, and a bind is attempted within a few ticks of the pod event, so a non-leader that scheduled
+    // would have tried to bind p (and its attempt is recorded at the call).
+    await until('p bound by the leader', () => cluster.pods.get('default/p')?.nodeName === 'n');
+    expect(a.api.binds).toEqual([{ pod: 'default/p', node: 'n' }]);
+    expect(b.api.attempts).toEqual([]);
+    expect(b.scheduler.status()).toMatchObject({
+      leader: false,
+      queues: { active: 0, backoff: 0, unschedulable: 0, inFlight: 0 },
+    });
+    expect(b.scheduler.history.size).toBe(0);
+
+    // Hand-over: a steps down, q arrives while nobody leads, b takes over and finds q in the cache.
+    a.leader.set(false);
+    cluster.upsertPod(pod('q', { cpu: '1' }));
+    expect(a.scheduler.status()).toMatchObject({ leader: false, queues: { active: 0 } });
+    b.leader.set(true);
+    await until('q bound by the new leader', () => cluster.pods.get('default/q')?.nodeName === 'n');
+    expect(b.api.binds).toEqual([{ pod: 'default/q', node: 'n' }]);
+    expect(a.api.attempts).toEqual(['default/p']);
+  });
+
+  it('a new leader waits leaderSettleMs before scheduling', async () => {
+    const settling = setup({ options: { schedulerName: 'settling', leaderSettleMs: 3_600_000 } });
+    const quick = setup({ cluster: settling.cluster });
+    const { cluster } = settling;
+    cluster.addNode(node('n'));
+    settling.scheduler.start();
+    quick.scheduler.start();
+    cluster.upsertPod(pod('slow', { schedulerName: 'settling' }));
+    cluster.upsertPod(pod('fast'));
+    // In the window the settle-free instance needs to bind, the settling one binds nothing (stop()
+    // in afterEach ends the wait).
+    await until('fast bound', () => cluster.pods.get('default/fast')?.nodeName === 'n');
+    expect(quick.api.attempts).toEqual(['default/fast']);
+    expect(settling.api.attempts).toEqual([]);
+    expect(settling.scheduler.status()).toMatchObject({ leader: true, bound: 0 });
+    expect(cluster.pods.get('default/slow')?.nodeName).toBe('');
   });
 
   it('ignores pods of other schedulers and pods already bound', async () => {

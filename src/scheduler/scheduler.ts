@@ -33,10 +33,17 @@ import { type PendingPod, type QueuedPod, SchedulingQueue } from './queue.js';
 import { acquireToken, TokenBucket } from './ratelimit.js';
 import { loadDropped, nodeChangeMatters, podSpecChanged, ruleChangeMatters } from './requeue.js';
 import { type SimulationResult, simulateRule } from './simulate.js';
+import {
+  claimChangeMatters,
+  csiNodeChangeMatters,
+  storageClassChangeMatters,
+  storageViewOf,
+  volumeChangeMatters,
+} from './storage-events.js';
 import type { SchedulerDeps, SchedulerOptions, SchedulerStatus } from './types.js';
 
 export type {
-  LeaderView,
+  Leadership,
   SchedulerCacheView,
   SchedulerDeps,
   SchedulerLoadView,
@@ -107,6 +114,9 @@ export class Scheduler {
         placements: this.placements,
         ...(this.opts.burst ? { burst: this.opts.burst } : {}),
         ...(this.opts.weights ? { loadWeights: this.opts.weights } : {}),
+        storage: storageViewOf(deps.cache),
+        ...(deps.volumeBinder ? { volumeBinder: deps.volumeBinder } : {}),
+        onVolumeRollbackError: (err) => this.log.warn({ err }, 'rolling back volume binding writes failed'),
       });
     this.bindBucket = new TokenBucket({ qps: this.opts.bindQps, burst: this.opts.bindBurst, now: this.now });
     this.decisions = new EventBus({
@@ -144,6 +154,19 @@ export class Scheduler {
       cache.bus.on('rule', (c) => {
         this.ruleList = undefined;
         if (ruleChangeMatters(c.old?.rule, c.new?.rule)) this.moveAll();
+      }),
+      // Claims, PVs, StorageClasses and CSINodes the volume plugins wait for.
+      cache.bus.on('claim', (c) => {
+        if (claimChangeMatters(c)) this.moveAll();
+      }),
+      cache.bus.on('volume', (c) => {
+        if (volumeChangeMatters(c)) this.moveAll();
+      }),
+      cache.bus.on('storageClass', (c) => {
+        if (storageClassChangeMatters(c)) this.moveAll();
+      }),
+      cache.bus.on('csiNode', (c) => {
+        if (csiNodeChangeMatters(c)) this.moveAll();
       }),
       loads.bus.on('load', (c) => {
         if (loadDropped(c.previous, c.load)) this.moveAll();

@@ -1,12 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { PodInfo } from '../cluster/model.js';
 import { DEFAULT_LOAD_OPTIONS } from '../load/types.js';
-import { rulesForPod } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
-import { filterNodes } from './filter.js';
-import { rankNodes } from './score.js';
 import { simulateRule } from './simulate.js';
-import { loadsFor, node, pod, rule } from './testing.js';
+import { decide, defaultProfile, loadsFor, NOW, node, pod, rule, snapshotOf } from './testing.js';
 
 // n1: 50% cpu, n2: 87.5% cpu, n3: idle but labelled pool=b.
 const nodes = [
@@ -21,19 +18,18 @@ const running = [
   pod('ds-a', { nodeName: 'n2', labels: { app: 'web' }, daemonSet: true }),
 ];
 const loads = loadsFor(nodes, running);
-const podsByNode = new Map<string, PodInfo[]>();
-for (const p of running) podsByNode.set(p.nodeName, [...(podsByNode.get(p.nodeName) ?? []), p]);
 const webSelector = { matchLabels: { app: 'web' } };
 
 function simulate(next: NodeLoadRule, current: NodeLoadRule[], pending: PodInfo[]) {
   return simulateRule({
     rule: next,
-    nodes,
+    profile: defaultProfile(),
+    snapshot: snapshotOf(nodes, running),
     loads,
     pendingPods: pending,
-    podsByNode,
     rules: current,
     loadOptions: DEFAULT_LOAD_OPTIONS,
+    now: NOW,
   });
 }
 
@@ -80,14 +76,8 @@ describe('simulateRule', () => {
         message: '0/3 nodes are available: 1 Insufficient cpu, 2 node(s) exceed rule web cpu 20%.',
       },
     ]);
-    // The scheduler's own filter with the new rule set says the same.
-    const rules = rulesForPod([tighter], pending[0] as PodInfo);
-    const verdicts = filterNodes(
-      { pod: pending[0] as PodInfo, rules, loadOptions: DEFAULT_LOAD_OPTIONS },
-      nodes,
-      loads,
-    );
-    expect(rankNodes(verdicts)).toEqual([]);
+    // A scheduling cycle with the new rule set says the same.
+    expect(decide(pending[0] as PodInfo, { nodes, pods: running, rules: [tighter] }).ranked).toEqual([]);
 
     const looser = rule('web', { maxCPU: 95, podSelector: webSelector });
     const r3 = simulate(looser, [before], pending);

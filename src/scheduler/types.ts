@@ -3,17 +3,27 @@
  * election (the gateway's objects satisfy these; tests pass fakes), its options and its status.
  */
 import type { Registry } from 'prom-client';
-import type { NodeLoadRuleEntry as RuleEntry, RuleClusterTopics as ClusterTopics } from '../rules/kind.js';
-import type { NamespaceInfo, NodeInfo, PodInfo } from '../cluster/model.js';
+import type {
+  ClaimInfo,
+  CsiNodeInfo,
+  NamespaceInfo,
+  NodeInfo,
+  PodInfo,
+  StorageClassInfo,
+  VolumeInfo,
+} from '../cluster/model.js';
 import type { EventBus } from '../events/bus.js';
+import type { Leadership } from '../leader/lease.js';
 import type { LoadTopics } from '../load/tracker.js';
 import type { LoadOptions, NodeLoad } from '../load/types.js';
 import type { Logger } from '../log.js';
+import type { RuleClusterTopics as ClusterTopics, NodeLoadRuleEntry as RuleEntry } from '../rules/kind.js';
 import type { BurstGuard } from '../rules/types.js';
 import type { SchedulerApi } from './binder.js';
-import type { HistoryLimits } from './history.js';
 import type { Profile } from './framework/runtime.js';
+import type { HistoryLimits } from './history.js';
 import type { ProfileConfig } from './profile/config.js';
+import type { VolumeBinder } from './volume-binder.js';
 
 /** LoadAware's CPU and memory weights (--score-cpu-weight / --score-memory-weight). */
 export interface ScoreWeights {
@@ -29,6 +39,11 @@ export interface SchedulerCacheView {
   readonly rules: ReadonlyMap<string, RuleEntry>;
   /** Namespace labels for namespaceSelector in pod affinity terms (absent: only explicit namespaces). */
   readonly namespaces?: ReadonlyMap<string, NamespaceInfo>;
+  /** The storage kinds (ClusterCache with `storage: true`) for the volume plugins; absent: none known. */
+  readonly claims?: ReadonlyMap<string, ClaimInfo>;
+  readonly volumes?: ReadonlyMap<string, VolumeInfo>;
+  readonly storageClasses?: ReadonlyMap<string, StorageClassInfo>;
+  readonly csiNodes?: ReadonlyMap<string, CsiNodeInfo>;
   podsOnNode(node: string): ReadonlyMap<string, PodInfo>;
   unscheduledPods(): Iterable<PodInfo>;
   ready(): Promise<void>;
@@ -44,11 +59,7 @@ export interface SchedulerLoadView {
   isAssumed(key: string): boolean;
 }
 
-/** The leader election as the scheduler sees it (LeaderElector satisfies it). */
-export interface LeaderView {
-  isLeader(): boolean;
-  on(event: 'started-leading' | 'stopped-leading', fn: () => void): () => void;
-}
+export type { Leadership };
 
 export interface SchedulerOptions {
   schedulerName: string;
@@ -81,10 +92,12 @@ export interface SchedulerDeps {
   cache: SchedulerCacheView;
   loads: SchedulerLoadView;
   api: SchedulerApi;
-  leader: LeaderView;
+  leader: Leadership;
   log: Logger;
   registry?: Registry;
   options: SchedulerOptions;
+  /** VolumeBinding's API writes (PV claimRef, the claims' selected-node). */
+  volumeBinder?: VolumeBinder;
   /** A ready-made profile (tests); otherwise built from options.profileConfig. */
   profile?: Profile;
   now?: () => number;

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import type { Logger } from '../log.js';
+import type { Logger } from './log.js';
 
 /** An error whose message is safe to show to the client, with its HTTP status. */
 export class HttpError extends Error {

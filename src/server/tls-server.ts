@@ -7,7 +7,7 @@ import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { RequestListener } from 'node:http';
 import https from 'node:https';
-import type { Logger } from '../log.js';
+import type { Logger } from './log.js';
 
 export interface TlsServer {
   server: https.Server;

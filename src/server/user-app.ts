@@ -4,8 +4,8 @@
  */
 import express, { type Express, type Router } from 'express';
 import type { Registry } from 'prom-client';
-import type { Logger } from '../log.js';
 import { errorHandler, notFound } from './errors.js';
+import type { Logger } from './log.js';
 
 export interface Readiness {
   ready: boolean;

@@ -3,6 +3,8 @@ import type { NodeInfo } from '../cluster/model.js';
 import { toRule } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import { type AdmitOptions, admitMutation, admitValidation, type WebhookState } from './admit.js';
+import { NOT_STEERED_ANNOTATION, OPT_OUT_LABEL } from './gate.js';
+import { RULES_ANNOTATION } from './mutate.js';
 import { type AdmissionRequest, parseReview } from './review.js';
 
 const OPTS: AdmitOptions = {
@@ -35,9 +37,18 @@ function node(name: string): NodeInfo {
   };
 }
 
-function state(rules: NodeLoadRule[], ready = true): WebhookState {
+function state(
+  rules: NodeLoadRule[],
+  ready = true,
+  namespaces: Record<string, Record<string, string>> = {},
+): WebhookState {
   const nodes = new Map(['n1', 'n2'].map((n) => [n, node(n)]));
-  return { ready: () => ready, rules: () => rules, nodes: () => nodes };
+  return {
+    ready: () => ready,
+    rules: () => rules,
+    nodes: () => nodes,
+    namespaceLabels: (ns) => namespaces[ns],
+  };
 }
 
 const RULES = [rule('team', 'only-n1', ['n1'], { app: 'web' })];
@@ -142,6 +153,201 @@ describe('admitMutation', () => {
   it('a pod object that is not a pod → explicit 400 denial with the uid', () => {
     const r = admitMutation(request({ object: { metadata: 'x', spec: {} } }), state(RULES), OPTS);
     expect(r.review.response).toMatchObject({ uid: 'uid-1', allowed: false, status: { code: 400 } });
+  });
+});
+
+const OPTED_OUT = { [OPT_OUT_LABEL]: 'disabled' };
+const PVC_VOLUME = { name: 'd', persistentVolumeClaim: { claimName: 'data' } };
+const GPU_CLAIMS = [{ name: 'gpu' }];
+const GPU_REASON = 'DynamicResources: pod uses ResourceClaim "gpu"';
+
+describe('admitMutation: opt-out label', () => {
+  it.each([
+    {
+      what: 'pod labelled disabled',
+      req: request({
+        object: { metadata: { name: 'web-1', labels: { app: 'web', ...OPTED_OUT } }, spec: {} },
+      }),
+      st: state(RULES),
+      steered: false,
+    },
+    {
+      what: 'namespace labelled disabled (from the namespace cache)',
+      req: request(),
+      st: state(RULES, true, { team: OPTED_OUT }),
+      steered: false,
+    },
+    {
+      what: 'opted-out pod while the cache is not ready: no "not loaded" warning either',
+      req: request({
+        object: { metadata: { name: 'web-1', labels: { app: 'web', ...OPTED_OUT } }, spec: {} },
+      }),
+      st: state(RULES, false),
+      steered: false,
+    },
+    {
+      what: 'opted-out pod with resource claims: no not-steered annotation, no Event',
+      req: request({
+        object: {
+          metadata: { name: 'web-1', labels: { app: 'web', ...OPTED_OUT } },
+          spec: { resourceClaims: GPU_CLAIMS },
+        },
+      }),
+      st: state(RULES),
+      steered: false,
+    },
+    {
+      what: 'pod labelled with another value',
+      req: request({
+        object: { metadata: { name: 'web-1', labels: { app: 'web', [OPT_OUT_LABEL]: 'enabled' } }, spec: {} },
+      }),
+      st: state(RULES),
+      steered: true,
+    },
+    {
+      what: 'another namespace labelled disabled',
+      req: request(),
+      st: state(RULES, true, { elsewhere: OPTED_OUT }),
+      steered: true,
+    },
+    {
+      what: 'namespace not in the cache (the namespaceSelector decides)',
+      req: request(),
+      st: { ...state(RULES), namespaceLabels: () => undefined },
+      steered: true,
+    },
+  ])('$what → steered: $steered', ({ req, st, steered }) => {
+    const r = admitMutation(req, st, OPTS);
+    expect(r.notSteered).toBeUndefined();
+    if (steered) {
+      expect(r.result).toBe('patched');
+      expect(decodedPatch(r)).toContainEqual({
+        op: 'add',
+        path: '/spec/schedulerName',
+        value: 'nodeload-scheduler',
+      });
+    } else {
+      expect(r.review.response).toEqual({ uid: 'uid-1', allowed: true });
+    }
+  });
+});
+
+describe('admitMutation: capability gate', () => {
+  type Op = { op: string; path: string; value?: unknown };
+  const gated = (spec: Record<string, unknown>, metadata: Record<string, unknown> = { name: 'web-1' }) =>
+    request({ object: { metadata: { labels: { app: 'web' }, ...metadata }, spec } });
+
+  it.each([
+    {
+      what: 'resource claims beside a PVC',
+      spec: { resourceClaims: GPU_CLAIMS, volumes: [PVC_VOLUME] },
+      reasons: [GPU_REASON],
+    },
+    {
+      what: 'resource claims',
+      spec: { resourceClaims: [{ name: 'gpu' }] },
+      reasons: ['DynamicResources: pod uses ResourceClaim "gpu"'],
+    },
+    {
+      what: 'resource claims with an explicit default-scheduler',
+      spec: { schedulerName: 'default-scheduler', resourceClaims: [{ name: 'gpu' }] },
+      reasons: ['DynamicResources: pod uses ResourceClaim "gpu"'],
+    },
+  ])(
+    "$what: scheduler kept, rules' nodes still applied, reasons annotated and reported",
+    ({ spec, reasons }) => {
+      const r = admitMutation(gated(spec), state(RULES), { ...OPTS, overrideExplicitScheduler: true });
+      const patch = decodedPatch(r) as Op[];
+      expect(patch.some((o) => o.path === '/spec/schedulerName')).toBe(false);
+      expect(patch.map((o) => o.path)).toEqual(['/spec/affinity', '/metadata/annotations']);
+      expect(patch[1]?.value).toEqual({
+        [RULES_ANNOTATION]: 'only-n1',
+        [NOT_STEERED_ANNOTATION]: reasons.join('; '),
+      });
+      expect(r.review.response.warnings).toEqual([
+        expect.stringMatching(/^not steered to "nodeload-scheduler"/),
+      ]);
+      expect(r.notSteered).toEqual({ namespace: 'team', name: 'web-1', generateName: '', reasons });
+      expect(r.event).toMatchObject({ msg: expect.stringMatching(/not steered/), fields: { reasons } });
+    },
+  );
+
+  it.each([
+    { what: 'a PVC', volumes: [PVC_VOLUME] },
+    {
+      what: 'a generic ephemeral volume',
+      volumes: [{ name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: {} } } }],
+    },
+  ])('$what: steered (the scheduler binds volumes), nothing reported', ({ volumes }) => {
+    const r = admitMutation(gated({ volumes }), state(RULES), OPTS);
+    expect(decodedPatch(r)).toContainEqual({
+      op: 'add',
+      path: '/spec/schedulerName',
+      value: 'nodeload-scheduler',
+    });
+    expect(r.notSteered).toBeUndefined();
+    expect(r.review.response.warnings).toBeUndefined();
+  });
+
+  it('a generateName pod is expected by its prefix', () => {
+    const r = admitMutation(
+      gated({ resourceClaims: GPU_CLAIMS }, { generateName: 'web-' }),
+      state(RULES),
+      OPTS,
+    );
+    expect(r.notSteered).toMatchObject({ name: '', generateName: 'web-' });
+  });
+
+  it('a dry run gets the annotation but no Event (no pod will exist)', () => {
+    const req = { ...gated({ resourceClaims: GPU_CLAIMS }), dryRun: true };
+    const r = admitMutation(req, state(RULES), OPTS);
+    expect(r.result).toBe('patched');
+    expect(r.notSteered).toBeUndefined();
+  });
+
+  it('idempotent: the annotated pod needs no patch, yet is still expected (the Event is per pod)', () => {
+    const annotations = {
+      [RULES_ANNOTATION]: 'only-n1',
+      [NOT_STEERED_ANNOTATION]: GPU_REASON,
+    };
+    const affinity = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }],
+        },
+      },
+    };
+    const r = admitMutation(
+      gated({ resourceClaims: GPU_CLAIMS, affinity }, { name: 'web-1', annotations }),
+      state(RULES),
+      OPTS,
+    );
+    expect(r.result).toBe('allowed');
+    expect(r.review.response.patch).toBeUndefined();
+    expect(r.notSteered?.reasons).toEqual([annotations[NOT_STEERED_ANNOTATION]]);
+  });
+
+  it.each([
+    {
+      what: 'no rule covers the pod',
+      req: request({
+        namespace: 'elsewhere',
+        object: { metadata: {}, spec: { resourceClaims: GPU_CLAIMS } },
+      }),
+    },
+    {
+      what: 'pinned pod',
+      req: request({
+        object: {
+          metadata: { labels: { app: 'web' } },
+          spec: { nodeName: 'n1', resourceClaims: GPU_CLAIMS },
+        },
+      }),
+    },
+  ])('$what: untouched, not reported', ({ req }) => {
+    const r = admitMutation(req, state(RULES), OPTS);
+    expect(r.review.response).toEqual({ uid: 'uid-1', allowed: true });
+    expect(r.notSteered).toBeUndefined();
   });
 });
 

@@ -5,6 +5,7 @@
 import type { NodeInfo } from '../cluster/model.js';
 import { rulesForPod, toRule } from '../rules/rule.js';
 import { type NodeLoadRule, RULE_GROUP, RULE_KIND } from '../rules/types.js';
+import { optedOut, unsupportedReasons } from './gate.js';
 import { isDaemonSetPod, type MutationOptions, mutatePod } from './mutate.js';
 import {
   type AdmissionRequest,
@@ -24,6 +25,12 @@ export interface WebhookState {
   ready(): boolean;
   rules(): Iterable<NodeLoadRule>;
   nodes(): ReadonlyMap<string, NodeInfo>;
+  /**
+   * A namespace's labels, if known: only for the opt-out label, as defence in depth — the webhook
+   * configuration's namespaceSelector already keeps the API server from calling us for an opted-out
+   * namespace (an AdmissionReview carries no namespace labels). Undefined: not known, no opinion.
+   */
+  namespaceLabels?(namespace: string): Readonly<Record<string, string>> | undefined;
 }
 
 export interface AdmitOptions extends MutationOptions {
@@ -33,11 +40,22 @@ export interface AdmitOptions extends MutationOptions {
 
 export type AdmissionResult = 'allowed' | 'patched' | 'denied';
 
+/** A pod the capability gate kept from nodeload's scheduler, for its NotSteered Event once it exists. */
+export interface NotSteered {
+  namespace: string;
+  /** Empty when the API server has not generated the name yet (generateName). */
+  name: string;
+  generateName: string;
+  reasons: string[];
+}
+
 export interface Admission {
   review: AdmissionReviewResponse;
   result: AdmissionResult;
   /** Set when the decision is worth an info line (a patch or a denial). */
   event?: { msg: string; fields: Record<string, unknown> };
+  /** Set when a pod covered by rules was not steered by the gate (never for a dry run: no pod will exist). */
+  notSteered?: NotSteered;
 }
 
 function allowed(review: AdmissionReviewResponse): Admission {
@@ -79,27 +97,58 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
   const { pod, namespace } = gate;
   // A pinned pod skips the scheduler (validation judges it); a DaemonSet pod belongs on its node.
   if (pod.spec.nodeName || isDaemonSetPod(pod)) return allowed(allow(uid));
+  // Opted out (the webhook configuration's selectors should already have kept the request away).
+  if (optedOut(pod.metadata.labels) || optedOut(state.namespaceLabels?.(namespace))) {
+    return allowed(allow(uid));
+  }
   if (!state.ready()) {
     return allowed(allow(uid, ['nodeload: rules not loaded yet (gateway starting); pod not steered']));
   }
   const rules = rulesForPod(state.rules(), { namespace, labels: pod.metadata.labels ?? {} });
   if (rules.length === 0) return allowed(allow(uid));
-  const mutation = mutatePod(pod, rules, opts, state.nodes().values());
+  const reasons = unsupportedReasons(request.object);
+  const mutation = mutatePod(pod, rules, opts, state.nodes().values(), reasons);
   const review = patched(uid, mutation.patch, mutation.warnings);
-  if (mutation.patch.length === 0) return { review, result: 'allowed' };
+  const notSteered: NotSteered | undefined =
+    reasons.length > 0 && request.dryRun !== true
+      ? {
+          namespace,
+          name: pod.metadata.name || request.name || '',
+          generateName: pod.metadata.generateName ?? '',
+          reasons,
+        }
+      : undefined;
+  const ref = podRef(namespace, pod, request.name);
+  const ruleNames = rules.map((r) => r.name);
+  if (mutation.patch.length === 0) {
+    return { review, result: 'allowed', ...(notSteered ? { notSteered } : {}) };
+  }
   return {
     review,
     result: 'patched',
-    event: {
-      msg: 'pod steered to its rules',
-      fields: {
-        pod: podRef(namespace, pod, request.name),
-        rules: rules.map((r) => r.name),
-        changes: mutation.changes,
-        dryRun: request.dryRun === true,
-        uid,
-      },
-    },
+    event: reasons.length
+      ? {
+          msg: 'pod not steered: its scheduler is kept',
+          fields: {
+            pod: ref,
+            rules: ruleNames,
+            reasons,
+            changes: mutation.changes,
+            dryRun: request.dryRun === true,
+            uid,
+          },
+        }
+      : {
+          msg: 'pod steered to its rules',
+          fields: {
+            pod: ref,
+            rules: ruleNames,
+            changes: mutation.changes,
+            dryRun: request.dryRun === true,
+            uid,
+          },
+        },
+    ...(notSteered ? { notSteered } : {}),
   };
 }
 

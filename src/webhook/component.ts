@@ -2,11 +2,13 @@
  * The admission webhook as a gateway component: POST /mutate and /validate on the kube-facing HTTPS
  * port, deciding from the shared cluster cache.
  */
-import type { GatewayComponent, GatewayContext } from '../app.js';
+import type { LeaderElector } from '../leader/lease.js';
 import type { RuleCache } from '../rules/kind.js';
-import { componentLogger } from '../log.js';
 import type { NodeLoadRule } from '../rules/types.js';
+import type { ComponentContext, GatewayComponent } from '../server/component.js';
+import { componentLogger } from '../server/log.js';
 import type { WebhookState } from './admit.js';
+import { kubeEventWriter, NotSteeredEvents, WEBHOOK_CONTROLLER } from './not-steered.js';
 import { webhookRouter } from './routes.js';
 
 export function cacheState(cache: RuleCache): WebhookState {
@@ -16,21 +18,51 @@ export function cacheState(cache: RuleCache): WebhookState {
       for (const entry of cache.rules.values()) yield entry.rule;
     },
     nodes: () => cache.nodes,
+    // The opt-out label on namespaces, as defence in depth behind the namespaceSelector.
+    namespaceLabels: (namespace) => cache.namespaces.get(namespace)?.labels,
   };
 }
 
-export function webhookComponent(ctx: GatewayContext): GatewayComponent {
+/** The part of the gateway's context the webhook uses. */
+export interface WebhookContext extends ComponentContext {
+  config: {
+    schedulerName: string;
+    /** The gateway's own namespace: never steered, like kube-system. */
+    namespace: string;
+    webhookBodyLimit: string;
+    overrideExplicitScheduler: boolean;
+  };
+  cache: RuleCache;
+  leader: Pick<LeaderElector, 'identity'>;
+}
+
+export function webhookComponent(ctx: WebhookContext): GatewayComponent {
   const { config } = ctx;
+  const log = componentLogger(ctx.log, 'webhook');
+  const notSteered = new NotSteeredEvents({
+    watchPods: (fn) =>
+      ctx.cache.bus.on('pod', (change) => {
+        if (change.new) fn(change.new);
+      }),
+    lookupPod: (namespace, name) => ctx.cache.pods.get(`${namespace}/${name}`),
+    createEvent: kubeEventWriter(ctx.kubeConfig),
+    schedulerName: config.schedulerName,
+    instance: `${WEBHOOK_CONTROLLER}-${ctx.leader.identity}`,
+    log,
+  });
   return {
     name: 'webhook',
+    start: () => notSteered.start(),
+    stop: () => notSteered.stop(),
     kubeRoutes: webhookRouter({
       state: cacheState(ctx.cache),
-      log: componentLogger(ctx.log, 'webhook'),
+      log,
       registry: ctx.registry,
       bodyLimit: config.webhookBodyLimit,
       schedulerName: config.schedulerName,
       overrideExplicitScheduler: config.overrideExplicitScheduler,
       excludedNamespaces: new Set(['kube-system', config.namespace]),
+      onNotSteered: (pod) => notSteered.expect(pod),
     }),
   };
 }

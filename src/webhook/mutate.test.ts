@@ -2,6 +2,7 @@ import { applyPatch, deepClone, type Operation } from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import type { LabelSelector, NodeInfo } from '../cluster/model.js';
 import type { NodeLoadRule } from '../rules/types.js';
+import { NOT_STEERED_ANNOTATION } from './gate.js';
 import {
   isDaemonSetPod,
   type MutationOptions,
@@ -316,6 +317,85 @@ describe('mutatePod', () => {
     expect(terms(out)).toEqual([
       {},
       { matchExpressions: [{ key: 'z', operator: 'Exists' }], matchFields: [name('n1')] },
+    ]);
+  });
+});
+
+describe('mutatePod: not steered (capability gate)', () => {
+  const REASONS = ['DynamicResources: pod uses ResourceClaim "gpu"'];
+  const rules = [rule('r1', { allowedNodes: ['n1'] })];
+
+  it.each([
+    { what: 'no schedulerName', spec: {}, scheduler: undefined, override: false },
+    {
+      what: 'default-scheduler',
+      spec: { schedulerName: 'default-scheduler' },
+      scheduler: 'default-scheduler',
+      override: false,
+    },
+    {
+      what: 'an explicit scheduler, even with override',
+      spec: { schedulerName: 'batch' },
+      scheduler: 'batch',
+      override: true,
+    },
+    {
+      what: 'nodeload-scheduler chosen by the pod (kept: its author asked)',
+      spec: { schedulerName: 'nodeload-scheduler' },
+      scheduler: 'nodeload-scheduler',
+      override: false,
+    },
+  ])(
+    '$what: scheduler untouched, affinity and both annotations set, idempotent',
+    ({ spec, scheduler, override }) => {
+      const p = pod(spec);
+      const opts = { ...OPTS, overrideExplicitScheduler: override };
+      const m = mutatePod(p, rules, opts, undefined, REASONS);
+      expect(m.changes).toEqual(['affinity', 'annotation']);
+      const out = apply(p, m.patch);
+      expect(out.spec.schedulerName).toBe(scheduler);
+      expect(terms(out)).toEqual([{ matchFields: [name('n1')] }]);
+      expect(out.metadata.annotations).toEqual({
+        [RULES_ANNOTATION]: 'r1',
+        [NOT_STEERED_ANNOTATION]: REASONS[0],
+      });
+      expect(m.warnings).toHaveLength(1);
+      expect(m.warnings[0]).toMatch(/DynamicResources/);
+      expect(m.warnings[0]?.length).toBeLessThanOrEqual(120);
+      expect(mutatePod(out, rules, opts, undefined, REASONS).patch).toEqual([]);
+    },
+  );
+
+  it('several reasons are joined with "; "; an existing annotations map gets member adds', () => {
+    const p = pod({}, { annotations: { other: 'x' } });
+    const reasons = [...REASONS, 'DynamicResources: pod uses ResourceClaim "gpu"'];
+    const m = mutatePod(p, [rule('r1')], OPTS, undefined, reasons);
+    expect(m.patch).toEqual([
+      { op: 'add', path: '/metadata/annotations/nodeload.example.com~1rules', value: 'r1' },
+      {
+        op: 'add',
+        path: '/metadata/annotations/nodeload.example.com~1not-steered',
+        value: reasons.join('; '),
+      },
+    ]);
+  });
+
+  it('a steerable pod loses a stale not-steered annotation (copied from a gated pod)', () => {
+    const p = pod({}, { annotations: { [RULES_ANNOTATION]: 'r1', [NOT_STEERED_ANNOTATION]: REASONS[0] } });
+    const m = mutatePod(p, [rule('r1')], OPTS);
+    expect(m.patch).toEqual([
+      { op: 'add', path: '/spec/schedulerName', value: 'nodeload-scheduler' },
+      { op: 'remove', path: '/metadata/annotations/nodeload.example.com~1not-steered' },
+    ]);
+    const out = apply(p, m.patch);
+    expect(out.metadata.annotations).toEqual({ [RULES_ANNOTATION]: 'r1' });
+    expect(mutatePod(out, [rule('r1')], OPTS).patch).toEqual([]);
+  });
+
+  it('changed reasons replace the annotation', () => {
+    const p = pod({}, { annotations: { [RULES_ANNOTATION]: 'r1', [NOT_STEERED_ANNOTATION]: 'old' } });
+    expect(mutatePod(p, [rule('r1')], OPTS, undefined, REASONS).patch).toEqual([
+      { op: 'add', path: '/metadata/annotations/nodeload.example.com~1not-steered', value: REASONS[0] },
     ]);
   });
 });

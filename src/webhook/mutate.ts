@@ -9,6 +9,7 @@
 import type { LabelSelector, NodeInfo } from '../cluster/model.js';
 import { allowedNodeNames } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
+import { NOT_STEERED_ANNOTATION } from './gate.js';
 import {
   escapePointer,
   type PatchOperation,
@@ -193,14 +194,38 @@ export function isDaemonSetPod(pod: PodObject): boolean {
 }
 
 /**
+ * The annotation operations setting `desired` (undefined = remove) from the pod as sent: "add" on
+ * an existing member replaces it, and a missing annotations object is added whole.
+ */
+function annotationPatch(pod: PodObject, desired: Record<string, string | undefined>): PatchOperation[] {
+  const annotations = pod.metadata.annotations;
+  const changed = Object.entries(desired).filter(([k, v]) => (annotations?.[k] ?? undefined) !== v);
+  if (changed.length === 0) return [];
+  if (!annotations) {
+    const value = Object.fromEntries(changed.filter(([, v]) => v !== undefined));
+    return Object.keys(value).length ? [{ op: 'add', path: '/metadata/annotations', value }] : [];
+  }
+  return changed.map(([k, v]): PatchOperation => {
+    const path = `/metadata/annotations/${escapePointer(k)}`;
+    return v === undefined ? { op: 'remove', path } : { op: 'add', path, value: v };
+  });
+}
+
+/**
  * The patch steering a pod to its rules. `rules` are the rules covering the pod (non-empty);
  * `nodes`, when known, only serve the warning that the rules together allow no current node.
+ *
+ * `notSteered` (the capability gate's reasons, see gate.ts): when not empty the pod keeps its
+ * scheduler and carries the reasons in NOT_STEERED_ANNOTATION; the rules' node restriction is still
+ * applied (kube-scheduler honours it), only their load limits are not enforced. A steered pod loses a
+ * stale NOT_STEERED_ANNOTATION, so the annotation never lies.
  */
 export function mutatePod(
   pod: PodObject,
   rules: NodeLoadRule[],
   opts: MutationOptions,
   nodes?: Iterable<NodeInfo>,
+  notSteered: readonly string[] = [],
 ): Mutation {
   const patch: PatchOperation[] = [];
   const changes: string[] = [];
@@ -209,7 +234,15 @@ export function mutatePod(
   const named = ruleNames.map((n) => `NodeLoadRule "${n}"`).join(', ');
 
   const scheduler = pod.spec.schedulerName;
-  if (
+  if (notSteered.length > 0) {
+    const plugins = [...new Set(notSteered.map((r) => r.split(':')[0]))].join(', ');
+    // Warnings beyond ~120 characters may be truncated by clients: the annotation has the details.
+    warnings.push(
+      scheduler === opts.schedulerName
+        ? `pod asks for "${scheduler}", which does not handle ${plugins} yet; see ${NOT_STEERED_ANNOTATION}`
+        : `not steered to "${opts.schedulerName}" (${plugins}); see annotation ${NOT_STEERED_ANNOTATION}`,
+    );
+  } else if (
     !scheduler ||
     scheduler === DEFAULT_SCHEDULER ||
     (opts.overrideExplicitScheduler && scheduler !== opts.schedulerName)
@@ -241,14 +274,12 @@ export function mutatePod(
     warnings.push(`${named} allow no node together: the pod will stay Pending`);
   }
 
-  const value = ruleNames.join(',');
-  const annotations = pod.metadata.annotations;
-  if (annotations?.[RULES_ANNOTATION] !== value) {
-    patch.push(
-      annotations
-        ? { op: 'add', path: `/metadata/annotations/${escapePointer(RULES_ANNOTATION)}`, value }
-        : { op: 'add', path: '/metadata/annotations', value: { [RULES_ANNOTATION]: value } },
-    );
+  const annotations = annotationPatch(pod, {
+    [RULES_ANNOTATION]: ruleNames.join(','),
+    [NOT_STEERED_ANNOTATION]: notSteered.length > 0 ? notSteered.join('; ') : undefined,
+  });
+  if (annotations.length > 0) {
+    patch.push(...annotations);
     changes.push('annotation');
   }
   return { patch, changes, warnings };

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { OPT_OUT_LABEL, OPT_OUT_VALUE } from './gate.js';
 import { renderLocalWebhooks } from './registration.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
@@ -30,8 +31,9 @@ describe('renderLocalWebhooks', () => {
     ]);
   });
 
-  it('suffixes names and replaces namespace selectors for scoped tests', () => {
+  it('suffixes names and narrows namespace selectors for scoped tests (skips and opt-out kept)', () => {
     const sel = { matchLabels: { 'nodeload.example.com/test-webhook': 'abc' } };
+    const plain = renderLocalWebhooks({ port: 1, caPem: CA });
     const { mutating, validating } = renderLocalWebhooks({
       port: 1,
       caPem: CA,
@@ -40,8 +42,29 @@ describe('renderLocalWebhooks', () => {
     });
     expect(mutating.metadata?.name).toBe('nodeload-gateway-local-abc');
     expect(validating.metadata?.name).toBe('nodeload-gateway-local-abc');
-    for (const w of [...(mutating.webhooks ?? []), ...(validating.webhooks ?? [])])
-      expect(w.namespaceSelector).toEqual(sel);
+    const before = [...(plain.mutating.webhooks ?? []), ...(plain.validating.webhooks ?? [])];
+    [...(mutating.webhooks ?? []), ...(validating.webhooks ?? [])].forEach((w, i) => {
+      expect(w.namespaceSelector).toEqual({
+        matchLabels: sel.matchLabels,
+        matchExpressions: before[i]?.namespaceSelector?.matchExpressions,
+      });
+    });
+  });
+
+  it('the opt-out label keeps pods and namespaces away from the mutating webhook only', () => {
+    const optOut = { key: OPT_OUT_LABEL, operator: 'NotIn', values: [OPT_OUT_VALUE] };
+    const { mutating, validating } = renderLocalWebhooks({ port: 1, caPem: CA });
+    const steer = mutating.webhooks?.[0];
+    expect(steer?.objectSelector).toEqual({ matchExpressions: [optOut] });
+    expect(steer?.namespaceSelector?.matchExpressions).toEqual([
+      { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'nodeload-system'] },
+      optOut,
+    ]);
+    // Pinned pods are still validated against their rules: opting out of steering is not opting out of rules.
+    for (const w of validating.webhooks ?? []) {
+      expect(w.objectSelector).toBeUndefined();
+      expect(w.namespaceSelector?.matchExpressions).toHaveLength(1);
+    }
   });
 
   it('rejects a bad port', () => {

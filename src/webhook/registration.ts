@@ -27,7 +27,11 @@ export interface LocalWebhookOptions {
   caPem: string;
   /** Appended to the configuration names ("nodeload-gateway-local-<suffix>") so several can coexist. */
   nameSuffix?: string;
-  /** Replaces every webhook's namespaceSelector, e.g. to scope tests to their own namespaces. */
+  /**
+   * ANDed with every webhook's namespaceSelector, e.g. to scope tests to their own namespaces; the
+   * manifest's own requirements (kube-system and the gateway's namespace skipped, the opt-out label)
+   * still hold.
+   */
   namespaceSelector?: V1LabelSelector;
   templatePath?: string;
 }
@@ -35,6 +39,22 @@ export interface LocalWebhookOptions {
 export interface LocalWebhooks {
   mutating: V1MutatingWebhookConfiguration;
   validating: V1ValidatingWebhookConfiguration;
+}
+
+/** Both selectors at once (label selectors AND every requirement). */
+function narrowed(base: V1LabelSelector | undefined, extra: V1LabelSelector): V1LabelSelector {
+  const matchLabels: Record<string, string> = { ...base?.matchLabels };
+  const matchExpressions = [...(base?.matchExpressions ?? []), ...(extra.matchExpressions ?? [])];
+  for (const [key, value] of Object.entries(extra.matchLabels ?? {})) {
+    // A key both set to different values matches nothing, as AND means: keep both requirements.
+    if (key in matchLabels && matchLabels[key] !== value)
+      matchExpressions.push({ key, operator: 'In', values: [value] });
+    else matchLabels[key] = value;
+  }
+  return {
+    ...(Object.keys(matchLabels).length ? { matchLabels } : {}),
+    ...(matchExpressions.length ? { matchExpressions } : {}),
+  };
 }
 
 export function renderLocalWebhooks(opts: LocalWebhookOptions): LocalWebhooks {
@@ -73,7 +93,8 @@ export function renderLocalWebhooks(opts: LocalWebhookOptions): LocalWebhooks {
     if (opts.nameSuffix && config.metadata?.name)
       config.metadata.name = `${config.metadata.name}-${opts.nameSuffix}`;
     if (opts.namespaceSelector)
-      for (const w of config.webhooks ?? []) w.namespaceSelector = opts.namespaceSelector;
+      for (const w of config.webhooks ?? [])
+        w.namespaceSelector = narrowed(w.namespaceSelector, opts.namespaceSelector);
   }
   return { mutating, validating };
 }

@@ -4,11 +4,11 @@ import { Writable } from 'node:stream';
 import express from 'express';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../log.js';
 import { toRule } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
+import { createLogger } from '../server/log.js';
 import { finishApp } from '../server/user-app.js';
-import type { WebhookState } from './admit.js';
+import type { NotSteered, WebhookState } from './admit.js';
 import { webhookRouter } from './routes.js';
 
 const logLines: { level: number; msg: string }[] = [];
@@ -21,6 +21,8 @@ const sink = new Writable({
 const log = createLogger('debug', sink);
 const registry = new Registry();
 let failRules = false;
+let failNotSteered = false;
+const notSteered: NotSteered[] = [];
 const rules: NodeLoadRule[] = [
   toRule({ metadata: { namespace: 'team', name: 'only-n1' }, spec: { allowedNodes: ['n1'] } }),
 ];
@@ -47,6 +49,10 @@ beforeAll(async () => {
       schedulerName: 'nodeload-scheduler',
       overrideExplicitScheduler: false,
       excludedNamespaces: new Set(['kube-system']),
+      onNotSteered: (n) => {
+        if (failNotSteered) throw new Error('queue broken');
+        notSteered.push(n);
+      },
     }),
   ]);
   server = http.createServer(app);
@@ -98,6 +104,29 @@ describe('webhook routes', () => {
     expect(body.response).toMatchObject({ uid: 'u-2', allowed: false, status: { code: 403 } });
     const status = body.response?.status as { message?: string } | undefined;
     expect(status?.message).toContain('NodeLoadRule "only-n1"');
+  });
+
+  it('hands a pod the gate kept to onNotSteered; a failure there never changes the answer', async () => {
+    const draPod = (name: string) => ({ metadata: { name }, spec: { resourceClaims: [{ name: 'gpu' }] } });
+    const first = await post('/mutate', JSON.stringify(review('u-ns-1', draPod('db-0'))));
+    expect(first.body.response).toMatchObject({ uid: 'u-ns-1', allowed: true, patchType: 'JSONPatch' });
+    expect(notSteered).toEqual([
+      {
+        namespace: 'team',
+        name: 'db-0',
+        generateName: '',
+        reasons: ['DynamicResources: pod uses ResourceClaim "gpu"'],
+      },
+    ]);
+    failNotSteered = true;
+    try {
+      const second = await post('/mutate', JSON.stringify(review('u-ns-2', draPod('db-1'))));
+      expect(second.status).toBe(200);
+      expect(second.body.response).toEqual({ ...first.body.response, uid: 'u-ns-2' });
+    } finally {
+      failNotSteered = false;
+    }
+    expect(logLines.some((l) => l.msg === 'recording a not-steered pod failed')).toBe(true);
   });
 
   it('accepts bodies above express’s 100 kB default', async () => {

@@ -11,12 +11,13 @@ import express, {
   type Router,
 } from 'express';
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { Logger } from '../log.js';
+import type { Logger } from '../server/log.js';
 import {
   type AdmissionResult,
   type AdmitOptions,
   admitMutation,
   admitValidation,
+  type NotSteered,
   type WebhookState,
 } from './admit.js';
 import { allow, deny, parseReview } from './review.js';
@@ -30,6 +31,11 @@ export interface WebhookRouterOptions extends AdmitOptions {
   registry: Registry;
   /** express.json limit, e.g. "8mb": a review carries object and oldObject, well above express's 100 kB. */
   bodyLimit: string;
+  /**
+   * Told about each pod the capability gate kept from nodeload's scheduler (its Event is written
+   * later, once the pod exists). Must be quick and must not throw; the answer never waits on it.
+   */
+  onNotSteered?: (pod: NotSteered) => void;
 }
 
 const ADMIT = { mutate: admitMutation, validate: admitValidation } as const;
@@ -105,6 +111,13 @@ export function webhookRouter(opts: WebhookRouterOptions): Router {
         const admission = ADMIT[route](parsed.request, opts.state, opts);
         if (admission.event) opts.log.info({ route, ...admission.event.fields }, admission.event.msg);
         else opts.log.debug({ route, uid, result: admission.result }, 'admission request');
+        if (admission.notSteered && opts.onNotSteered) {
+          try {
+            opts.onNotSteered(admission.notSteered);
+          } catch (err) {
+            opts.log.warn({ err, route, uid }, 'recording a not-steered pod failed');
+          }
+        }
         setResult(res, admission.result);
         // Serialise here, inside the try: a failure must still answer with this uid.
         body = JSON.stringify(admission.review);

@@ -17,7 +17,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/server/log.js';
 import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import { freePorts, waitForDefaultServiceAccount } from '../cluster/controlplane.js';

@@ -69,7 +69,7 @@ async function gateway(): Promise<{ port: number; stop: () => Promise<void> }> {
       import('pino'),
       import('../../src/app.js'),
       import('../../src/config.js'),
-      import('../../src/log.js'),
+      import('../../src/server/log.js'),
       import('../../src/webhook/component.js'),
     ]);
   const logLevel = process.env['BENCH_LOG_LEVEL'] ?? 'info';

@@ -9,7 +9,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Gateway, startGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/server/log.js';
 import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import { webhookComponent } from '../../src/webhook/component.js';

@@ -9,14 +9,22 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import tls from 'node:tls';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import {
+  CustomObjectsApi,
+  EventsV1Api,
+  type EventsV1Event,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Gateway, startGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
 import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
+import { createLogger } from '../../src/server/log.js';
 import { webhookComponent } from '../../src/webhook/component.js';
+import { NOT_STEERED_ANNOTATION, OPT_OUT_LABEL, OPT_OUT_VALUE } from '../../src/webhook/gate.js';
 import { RULES_ANNOTATION } from '../../src/webhook/mutate.js';
 import {
   applyLocalWebhooks,
@@ -94,12 +102,58 @@ function podManifest(
 
 const pinAt = (n: string) => ({ matchFields: [{ key: 'metadata.name', operator: 'In', values: [n] }] });
 
-async function labelForWebhooks(name: string): Promise<void> {
+async function labelForWebhooks(name: string, extra: Record<string, string> = {}): Promise<void> {
   await coreApi().patchNamespace(
-    { name, body: { metadata: { labels: { [TEST_LABEL]: scope } } } },
+    { name, body: { metadata: { labels: { [TEST_LABEL]: scope, ...extra } } } },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );
 }
+
+async function createRule(namespace: string, name: string, allowedNodes: string[]): Promise<void> {
+  await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .createNamespacedCustomObject({
+      group: RULE_GROUP,
+      version: RULE_VERSION,
+      plural: RULE_PLURAL,
+      namespace,
+      body: {
+        apiVersion: `${RULE_GROUP}/${RULE_VERSION}`,
+        kind: 'NodeLoadRule',
+        metadata: { name },
+        spec: { allowedNodes },
+      },
+    });
+}
+
+async function podEvents(namespace: string, pod: string): Promise<EventsV1Event[]> {
+  const list = await kubeConfig().makeApiClient(EventsV1Api).listNamespacedEvent({ namespace });
+  return list.items.filter((e) => e.regarding?.kind === 'Pod' && e.regarding?.name === pod);
+}
+
+/** Whether a dry-run pod in the namespace comes back steered (the webhook configurations act there). */
+async function dryRunSteered(
+  namespace: string,
+  labels: Record<string, string> = { app: 'web' },
+): Promise<boolean> {
+  const p = await coreApi().createNamespacedPod({
+    namespace,
+    body: podManifest('probe', {}, { labels }),
+    dryRun: 'All',
+  });
+  return p.spec?.schedulerName === 'nodeload-scheduler';
+}
+
+/** /mutate requests this gateway has answered (any result). */
+async function mutateCalls(): Promise<number> {
+  const metric = (gateway as Gateway).registry.getSingleMetric('nodeload_admission_requests_total');
+  const values = (await metric?.get())?.values ?? [];
+  return values.filter((v) => v.labels.route === 'mutate').reduce((sum, v) => sum + v.value, 0);
+}
+
+const pvcVolume = { name: 'data', persistentVolumeClaim: { claimName: 'data' } };
+/** DRA: the one part of kube-scheduler's contract the webhook keeps pods away from nodeload for. */
+const gpuClaims = { resourceClaims: [{ name: 'gpu', resourceClaimName: 'gpu' }] };
 
 async function startWebhookGateway(): Promise<Gateway> {
   const config = parseConfig({
@@ -224,18 +278,7 @@ beforeAll(async () => {
   ]);
   namespaces.push(ruled, unruled, rulesNs);
   await Promise.all(namespaces.map((ns) => labelForWebhooks(ns.name)));
-  await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-    group: RULE_GROUP,
-    version: RULE_VERSION,
-    plural: RULE_PLURAL,
-    namespace: ruled.name,
-    body: {
-      apiVersion: `${RULE_GROUP}/${RULE_VERSION}`,
-      kind: 'NodeLoadRule',
-      metadata: { name: RULE },
-      spec: { allowedNodes: [nodeA] },
-    },
-  });
+  await createRule(ruled.name, RULE, [nodeA]);
 
   certDir = await mkdtemp(path.join(tmpdir(), 'nodeload-whk-'));
   await copyFile(pkiPath('serving.crt'), path.join(certDir, 'tls.crt'));
@@ -435,6 +478,96 @@ describe('admission webhook on the API server', () => {
     expect(failures).toEqual([]);
     expect(viaApiServer).toBeGreaterThanOrEqual(10);
     expect(direct).toBeGreaterThanOrEqual(10);
+  });
+
+  it('a pod with a PVC in a ruled namespace is steered: nodeload binds volumes', async () => {
+    const pod = await kubectlCreatePod(ruled.name, podManifest('db-pvc', { volumes: [pvcVolume] }));
+    expect(pod.spec?.schedulerName).toBe('nodeload-scheduler');
+    expect(pod.metadata?.annotations?.[NOT_STEERED_ANNOTATION]).toBeUndefined();
+  });
+
+  it('a pod with resource claims in a ruled namespace keeps default-scheduler, says why, and gets a NotSteered Event', async () => {
+    const pod = await kubectlCreatePod(ruled.name, podManifest('db-0', gpuClaims));
+    const why = 'DynamicResources: pod uses ResourceClaim "gpu"';
+    expect(pod.spec?.schedulerName).toBe('default-scheduler');
+    expect(pod.metadata?.annotations?.[NOT_STEERED_ANNOTATION]).toBe(why);
+    // The rule's node restriction still holds (kube-scheduler honours it); only its load limits do not.
+    expect(pod.spec?.affinity?.nodeAffinity?.[REQUIRED]?.nodeSelectorTerms).toEqual([pinAt(nodeA)]);
+    expect(pod.metadata?.annotations?.[RULES_ANNOTATION]).toBe(RULE);
+
+    const [event] = await waitFor('the NotSteered Event on the pod', async () => {
+      const events = await podEvents(ruled.name, 'db-0');
+      return events.length > 0 ? events : undefined;
+    });
+    expect(event).toMatchObject({
+      reason: 'NotSteered',
+      type: 'Normal',
+      action: 'Admit',
+      reportingController: 'nodeload-webhook',
+      regarding: { kind: 'Pod', namespace: ruled.name, name: 'db-0', uid: pod.metadata?.uid },
+    });
+    expect(event?.note).toContain(why);
+    expect(event?.note).toContain('scheduler "default-scheduler" kept');
+    // kubectl describe shows it (it matches Events to the pod by UID).
+    const described = await kubectl(['describe', 'pod', '-n', ruled.name, 'db-0']);
+    expect(described.stdout).toMatch(/Normal\s+NotSteered/);
+  });
+
+  it('a generateName pod with resource claims gets its Event once the API server names it', async () => {
+    const manifest = podManifest('', gpuClaims);
+    manifest.metadata = { generateName: 'scratch-', labels: { app: 'web' } };
+    const pod = await coreApi().createNamespacedPod({ namespace: ruled.name, body: manifest });
+    const name = pod.metadata?.name ?? '';
+    expect(pod.spec?.schedulerName).toBe('default-scheduler');
+    expect(pod.metadata?.annotations?.[NOT_STEERED_ANNOTATION]).toBe(
+      'DynamicResources: pod uses ResourceClaim "gpu"',
+    );
+    const [event] = await waitFor('the NotSteered Event on the generated pod', async () => {
+      const events = await podEvents(ruled.name, name);
+      return events.length > 0 ? events : undefined;
+    });
+    expect(event?.regarding?.uid).toBe(pod.metadata?.uid);
+  });
+
+  it('a pod labelled with the opt-out keeps its scheduler and gets nothing from the webhook', async () => {
+    const before = await mutateCalls();
+    const pod = await kubectlCreatePod(
+      ruled.name,
+      podManifest('opted-out', {}, { labels: { app: 'web', [OPT_OUT_LABEL]: OPT_OUT_VALUE } }),
+    );
+    expect(pod.spec?.schedulerName).toBe('default-scheduler');
+    expect(pod.spec?.affinity).toBeUndefined();
+    expect(pod.metadata?.annotations?.[RULES_ANNOTATION]).toBeUndefined();
+    // The objectSelector kept the API server from calling us at all.
+    expect(await mutateCalls()).toBe(before);
+    // Same pod without the label in the same namespace: steered.
+    expect(await dryRunSteered(ruled.name)).toBe(true);
+  });
+
+  it('a namespace labelled with the opt-out is not steered, even with a rule', async () => {
+    const optOut = await createNamespace('whk-optout');
+    namespaces.push(optOut);
+    await labelForWebhooks(optOut.name);
+    await createRule(optOut.name, 'everything-on-a', [nodeA]);
+    const gw = gateway as Gateway;
+    await waitFor('the rule in the gateway cache', () =>
+      gw.cache.rules.has(`${optOut.name}/everything-on-a`),
+    );
+    await waitFor('pods of the namespace to be steered', () => dryRunSteered(optOut.name));
+
+    await labelForWebhooks(optOut.name, { [OPT_OUT_LABEL]: OPT_OUT_VALUE });
+    // The gateway's own check (its namespace cache) may act before the API server's namespaceSelector
+    // does; wait until the API server no longer calls us at all.
+    await waitFor('the namespaceSelector to act', async () => {
+      const before = await mutateCalls();
+      return !(await dryRunSteered(optOut.name)) && (await mutateCalls()) === before;
+    });
+    const before = await mutateCalls();
+    const pod = await kubectlCreatePod(optOut.name, podManifest('web', gpuClaims));
+    expect(pod.spec?.schedulerName).toBe('default-scheduler');
+    expect(pod.spec?.affinity).toBeUndefined();
+    expect(pod.metadata?.annotations ?? {}).toEqual({});
+    expect(await mutateCalls()).toBe(before);
   });
 
   // Last: stops the gateway.

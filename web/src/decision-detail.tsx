@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { candidateThresholds, type FilteredGroup, groupFiltered, reasonSummary } from './explain.js';
 import { formatBytes, formatCpu, formatMs, formatPoints } from './format.js';
 import { query } from './graphql.js';
-import { type Candidate, DECISION, type DecisionDetail, type DecisionResultData } from './operations.js';
+import { type Candidate, DECISION, type DecisionDetail } from './operations.js';
 import { Empty, LoadBar } from './ui.js';
 import { type Mark, ui } from './ui-state.js';
 
@@ -22,7 +22,7 @@ export function DecisionDetailView(props: { id: string }) {
   const [state, setState] = useState<Loaded>({ status: 'loading' });
   useEffect(() => {
     const ctrl = new AbortController();
-    query<DecisionResultData>(DECISION, { id: props.id }, ctrl.signal)
+    query(DECISION, { id: props.id }, ctrl.signal)
       .then((data) => {
         setState({ status: 'ok', decision: data.decision });
         const marks = new Map<string, Mark>();
@@ -199,7 +199,14 @@ function FeasibleRow(props: { c: Candidate }) {
         {c.node}
         {c.verdict === 'CHOSEN' ? <span class="chosen-tag">chosen</span> : null}
       </td>
-      <td class="num" title={c.balanced !== null ? `balance ${c.balanced.toFixed(2)}` : undefined}>
+      <td
+        class="num"
+        title={
+          c.scores.length
+            ? c.scores.map((s) => `${s.plugin} ${s.score.toFixed(1)} × ${s.weight}`).join('\n')
+            : undefined
+        }
+      >
         {c.score !== null ? c.score.toFixed(1) : '–'}
       </td>
       <td>
@@ -245,7 +252,7 @@ function InfeasibleTable(props: { groups: FilteredGroup[] }) {
             </td>
             <td class="why">
               {g.reasons.map((r, i) => (
-                <span key={`${r.code}-${i}`} class="reason" title={`${r.stage}: ${r.reason}`}>
+                <span key={`${r.code}-${i}`} class="reason" title={`${r.plugin}: ${r.reason}`}>
                   <code>{r.code}</code> {r.detail}
                 </span>
               ))}

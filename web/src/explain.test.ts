@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { candidateThresholds, groupFiltered, reasonSummary } from './explain.js';
-import type { Candidate, RuleCheck } from './operations.js';
+import type { Candidate, FilterReason, RuleCheck } from './operations.js';
 
 function check(rule: string, maxCPU: number, maxMemory: number, o: Partial<RuleCheck> = {}): RuleCheck {
   return {
@@ -23,7 +23,7 @@ function candidate(node: string, o: Partial<Candidate> = {}): Candidate {
     verdict: 'FEASIBLE',
     feasible: true,
     score: 50,
-    balanced: 1,
+    scores: [],
     rank: 1,
     reasons: [],
     load: null,
@@ -53,7 +53,14 @@ describe('candidateThresholds', () => {
 
 describe('reasonSummary', () => {
   it("counts the infeasible candidates by their first reason's text, most common first", () => {
-    const r = (reason: string) => ({ code: 'X', stage: 'node', reason, detail: '', rule: null });
+    const r = (reason: string): FilterReason => ({
+      plugin: 'NodeUnschedulable',
+      code: 'NodeUnschedulable',
+      reason,
+      detail: '',
+      rule: null,
+      unresolvable: true,
+    });
     const out = (node: string, ...reasons: string[]) =>
       candidate(node, { feasible: false, verdict: 'INFEASIBLE', reasons: reasons.map(r) });
     expect(
@@ -72,12 +79,13 @@ describe('reasonSummary', () => {
 
 describe('groupFiltered', () => {
   it('puts nodes failing with identical reasons in one group, largest first; differing numbers stay apart', () => {
-    const r = (code: string, detail: string) => ({
+    const r = (code: FilterReason['code'], detail: string): FilterReason => ({
+      plugin: 'NodeLoadRules',
       code,
-      stage: 'ruleLoad',
       reason: code,
       detail,
       rule: null,
+      unresolvable: false,
     });
     const out = (node: string, ...reasons: ReturnType<typeof r>[]) =>
       candidate(node, { feasible: false, verdict: 'INFEASIBLE', reasons });

@@ -4,6 +4,7 @@
  * yoga's default). fetch() with a body reader is used instead of EventSource so the operation travels
  * in a POST body and a stream can be aborted cleanly.
  */
+import type { TypedDocumentString } from './gql/graphql.js';
 import { SseParser } from './sse.js';
 
 export interface GraphQLErrorShape {
@@ -25,15 +26,14 @@ export function graphqlUrl(): string {
   return new URL('graphql', document.baseURI).toString();
 }
 
-type Variables = Record<string, unknown>;
-
 function errorText(errors: GraphQLErrorShape[]): string {
   return errors.map((e) => e.message).join('; ');
 }
 
-export async function query<T>(
-  document: string,
-  variables: Variables = {},
+/** Runs a generated operation: its result and variables are typed from the schema (web/src/gql). */
+export async function query<T, V>(
+  document: TypedDocumentString<T, V>,
+  variables: V,
   signal?: AbortSignal,
 ): Promise<T> {
   const res = await fetch(graphqlUrl(), {
@@ -42,7 +42,7 @@ export async function query<T>(
       'content-type': 'application/json',
       accept: 'application/graphql-response+json, application/json',
     },
-    body: JSON.stringify({ query: document, variables }),
+    body: JSON.stringify({ query: document.toString(), variables }),
     ...(signal ? { signal } : {}),
   });
   const text = await res.text();
@@ -71,7 +71,11 @@ const MIN_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 10_000;
 
 /** Subscribes and keeps the subscription alive across server restarts; returns the function that stops it. */
-export function subscribe<T>(document: string, variables: Variables, opts: SubscribeOptions<T>): () => void {
+export function subscribe<T, V>(
+  document: TypedDocumentString<T, V>,
+  variables: V,
+  opts: SubscribeOptions<T>,
+): () => void {
   let stopped = false;
   let controller: AbortController | undefined;
   let backoff = MIN_BACKOFF_MS;
@@ -86,7 +90,7 @@ export function subscribe<T>(document: string, variables: Variables, opts: Subsc
       const res = await fetch(graphqlUrl(), {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-        body: JSON.stringify({ query: document, variables }),
+        body: JSON.stringify({ query: document.toString(), variables }),
         signal: controller.signal,
       });
       if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);

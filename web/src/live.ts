@@ -3,25 +3,20 @@
  * node load changes), and modest polling for what has no stream (rules, pending pods, node list).
  * Stream bursts are coalesced so 1,000 nodes changing at once cost one render, not 1,000.
  */
+import type { TypedDocumentString } from './gql/graphql.js';
 import { query, type StreamState, subscribe } from './graphql.js';
 import { percentile, pressure, strictestThresholds, UNCOVERED } from './model.js';
 import {
   DECISIONS,
   type DecisionSummary,
-  type DecisionsResult,
   HISTORY,
-  type HistoryResult,
   LOAD_UPDATES,
   type Load,
-  type LoadUpdatesResult,
   NODES,
-  type NodesResult,
   type NodeView,
   PENDING,
   type PendingPodView,
-  type PendingResult,
   RULES,
-  type RulesResult,
   type RuleView,
   type SchedulerStatus,
 } from './operations.js';
@@ -124,14 +119,14 @@ export function startLiveData(store: Store<DashboardState> = new Store(initialSt
     stops.push(() => clearInterval(id));
   };
 
-  const fetchFeed = async <T>(
+  const fetchFeed = async <T, V>(
     feed: Feed,
-    doc: string,
-    vars: Record<string, unknown>,
+    doc: TypedDocumentString<T, V>,
+    vars: V,
     apply: (data: T) => void,
   ) => {
     try {
-      apply(await query<T>(doc, vars));
+      apply(await query(doc, vars));
       store.set((s) => ({
         loaded: { ...s.loaded, [feed]: true },
         errors: { ...s.errors, [feed]: undefined },
@@ -142,16 +137,14 @@ export function startLiveData(store: Store<DashboardState> = new Store(initialSt
   };
 
   const refreshNodes = () =>
-    fetchFeed<NodesResult>('nodes', NODES, {}, (d) =>
-      store.set({ nodes: new Map(d.nodes.map((n) => [n.name, n])) }),
-    );
-  const refreshRules = () => fetchFeed<RulesResult>('rules', RULES, {}, (d) => store.set({ rules: d.rules }));
+    fetchFeed('nodes', NODES, {}, (d) => store.set({ nodes: new Map(d.nodes.map((n) => [n.name, n])) }));
+  const refreshRules = () => fetchFeed('rules', RULES, {}, (d) => store.set({ rules: d.rules }));
   const refreshPending = () =>
-    fetchFeed<PendingResult>('pending', PENDING, {}, (d) =>
+    fetchFeed('pending', PENDING, {}, (d) =>
       store.set({ pending: d.pendingPods, status: d.schedulerStatus }),
     );
   const refreshHistory = () =>
-    fetchFeed<HistoryResult>('history', HISTORY, { first: 100 }, (d) =>
+    fetchFeed('history', HISTORY, { first: 100 }, (d) =>
       store.set((s) => ({ decisions: mergeDecisions(s.decisions, d.schedulingHistory.items) })),
     );
 
@@ -188,7 +181,7 @@ export function startLiveData(store: Store<DashboardState> = new Store(initialSt
   };
 
   stops.push(
-    subscribe<DecisionsResult>(
+    subscribe(
       DECISIONS,
       {},
       {
@@ -204,7 +197,7 @@ export function startLiveData(store: Store<DashboardState> = new Store(initialSt
     ),
   );
   stops.push(
-    subscribe<LoadUpdatesResult>(
+    subscribe(
       LOAD_UPDATES,
       {},
       {

@@ -1,374 +1,190 @@
 /**
- * Every GraphQL operation the dashboard sends, with the shapes of their results. Live lists are
- * fetched in summary form; the heavy parts (a decision's candidates) only when a row is expanded.
+ * Every GraphQL operation the dashboard sends. The result and variable types are generated from
+ * schema/schema.graphql by `npm run codegen` (web/src/gql/, committed): a schema change that breaks
+ * an operation or the code reading its result fails `tsc -p web/tsconfig.json`. Live lists are fetched
+ * in summary form; the heavy parts (a decision's candidates) only when a row is expanded.
  */
+import { graphql } from './gql/gql.js';
+import type * as G from './gql/graphql.js';
 
-export type LoadSource = 'REQUESTS' | 'METRICS' | 'METRICS_PLUS_ESTIMATE';
-
-export interface Load {
-  cpuPercent: number;
-  memoryPercent: number;
-  source: LoadSource;
-  timestamp: string;
-  stale: boolean;
-  unavailable: boolean;
-  estimatedPods: number;
-  podCount: number;
-  effective: { cpuMilli: number; memoryBytes: number };
-  requested: { cpuMilli: number; memoryBytes: number };
-}
-
-const LOAD_FIELDS = `
-fragment LoadFields on NodeLoad {
-  cpuPercent memoryPercent source timestamp stale unavailable estimatedPods podCount
-  effective { cpuMilli memoryBytes }
-  requested { cpuMilli memoryBytes }
-}`;
-
-export interface NodeView {
-  name: string;
-  ready: boolean;
-  schedulable: boolean;
-  podCount: number;
-  allocatable: { cpuMilli: number; memoryBytes: number; pods: number };
-  load: Load | null;
-}
-
-export const NODES = `
-query DashboardNodes {
-  nodes {
-    name ready schedulable podCount
-    allocatable { cpuMilli memoryBytes pods }
-    load { ...LoadFields }
+export const LOAD_FIELDS = graphql(`
+  fragment LoadFields on NodeLoad {
+    cpuPercent
+    memoryPercent
+    source
+    timestamp
+    stale
+    unavailable
+    estimatedPods
+    podCount
+    effective { cpuMilli memoryBytes }
+    requested { cpuMilli memoryBytes }
   }
-}
-${LOAD_FIELDS}`;
-export interface NodesResult {
-  nodes: NodeView[];
-}
+`);
 
-export interface LoadUpdate {
-  node: string;
-  removed: boolean;
-  load: Load | null;
-}
-
-export const LOAD_UPDATES = `
-subscription DashboardLoadUpdates {
-  nodeLoadUpdates { node removed load { ...LoadFields } }
-}
-${LOAD_FIELDS}`;
-export interface LoadUpdatesResult {
-  nodeLoadUpdates: LoadUpdate;
-}
-
-export type ReasonCode =
-  | 'NotAllowed'
-  | 'NodeSelectorMismatch'
-  | 'CPUThresholdExceeded'
-  | 'MemoryThresholdExceeded'
-  | 'LoadUnavailable';
-
-export interface Reason {
-  code: ReasonCode;
-  message: string;
-  value: number | null;
-  threshold: number | null;
-}
-
-export interface Selector {
-  matchLabels: { key: string; value: string }[];
-  matchExpressions: { key: string; operator: string; values: string[] }[];
-}
-
-export interface RuleSpec {
-  maxCPU: number;
-  maxMemory: number;
-  allowedNodes: string[];
-  nodeSelector: Selector | null;
-  podSelector: Selector | null;
-  burst: { maxPlacements: number; windowSeconds: number } | null;
-}
-
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-}
-
-export interface RuleView {
-  namespace: string;
-  name: string;
-  generation: number;
-  spec: RuleSpec;
-  status: {
-    eligibleCount: number;
-    ineligibleCount: number;
-    lastEvaluationTime: string | null;
-    conditions: Condition[];
-  } | null;
-  evaluation: {
-    evaluatedAt: string | null;
-    eligible: { node: string; headroom: number }[];
-    ineligible: { node: string; allowed: boolean; reasons: Reason[] }[];
-  };
-}
-
-const SELECTOR_FIELDS = 'matchLabels { key value } matchExpressions { key operator values }';
-
-export const RULES = `
-query DashboardRules {
-  rules {
-    namespace name generation
-    spec {
-      maxCPU maxMemory allowedNodes
-      nodeSelector { ${SELECTOR_FIELDS} }
-      podSelector { ${SELECTOR_FIELDS} }
-      burst { maxPlacements windowSeconds }
-    }
-    status { eligibleCount ineligibleCount lastEvaluationTime conditions { type status reason message } }
-    evaluation {
-      evaluatedAt
-      eligible { node headroom }
-      ineligible { node allowed reasons { code message value threshold } }
+export const NODES = graphql(`
+  query DashboardNodes {
+    nodes {
+      name ready schedulable podCount
+      allocatable { cpuMilli memoryBytes pods }
+      load { ...LoadFields }
     }
   }
-}`;
-export interface RulesResult {
-  rules: RuleView[];
-}
+`);
 
-export type QueueName = 'ACTIVE' | 'BACKOFF' | 'UNSCHEDULABLE' | 'IN_FLIGHT';
-
-export interface PendingPodView {
-  namespace: string;
-  name: string;
-  queue: QueueName;
-  reason: string | null;
-  since: string;
-  attempts: number;
-}
-
-export interface SchedulerStatus {
-  schedulerName: string;
-  identity: string;
-  /** This instance holds the lease and schedules. */
-  leader: boolean;
-  running: boolean;
-  cacheSynced: boolean;
-  startedAt: string | null;
-  bound: number;
-  unschedulable: number;
-  failed: number;
-  conflicts: number;
-  bindsInFlight: number;
-  historySize: number;
-  queues: { active: number; backoff: number; unschedulable: number; inFlight: number };
-}
-
-export const PENDING = `
-query DashboardPending {
-  pendingPods { namespace name queue reason since attempts }
-  schedulerStatus {
-    schedulerName identity leader running cacheSynced startedAt
-    bound unschedulable failed conflicts bindsInFlight historySize
-    queues { active backoff unschedulable inFlight }
+export const LOAD_UPDATES = graphql(`
+  subscription DashboardLoadUpdates {
+    nodeLoadUpdates { node removed load { ...LoadFields } }
   }
-}`;
-export interface PendingResult {
-  pendingPods: PendingPodView[];
-  schedulerStatus: SchedulerStatus;
-}
+`);
 
-export type DecisionResult = 'SCHEDULED' | 'UNSCHEDULABLE' | 'ERROR';
+export const SELECTOR_FIELDS = graphql(`
+  fragment SelectorFields on LabelSelector {
+    matchLabels { key value }
+    matchExpressions { key operator values }
+  }
+`);
 
-export interface DecisionSummary {
-  id: string;
-  time: string;
-  namespace: string;
-  pod: string;
-  result: DecisionResult;
-  node: string | null;
-  message: string;
-  attempts: number;
-  totalNodes: number;
-  feasibleNodes: number;
-  algorithmMs: number;
-  latencyMs: number;
-  e2eLatencyMs: number;
-  rebuilt: boolean;
-}
-
-const DECISION_SUMMARY = `
-fragment DecisionSummary on SchedulingDecision {
-  id time namespace pod result node message attempts totalNodes feasibleNodes
-  algorithmMs latencyMs e2eLatencyMs rebuilt
-}`;
-
-export const HISTORY = `
-query DashboardHistory($first: Int!) {
-  schedulingHistory(first: $first) { items { ...DecisionSummary } }
-}
-${DECISION_SUMMARY}`;
-export interface HistoryResult {
-  schedulingHistory: { items: DecisionSummary[] };
-}
-
-export const DECISIONS = `
-subscription DashboardDecisions {
-  schedulingEvents { ...DecisionSummary }
-}
-${DECISION_SUMMARY}`;
-export interface DecisionsResult {
-  schedulingEvents: DecisionSummary;
-}
-
-export type CandidateVerdict = 'CHOSEN' | 'FEASIBLE' | 'INFEASIBLE';
-
-export interface Burst {
-  placements: number;
-  maxPlacements: number;
-  windowSeconds: number;
-}
-
-export interface FilterReason {
-  code: string;
-  stage: string;
-  reason: string;
-  detail: string;
-  rule: string | null;
-}
-
-export interface CandidateLoad {
-  source: LoadSource;
-  cpuPercent: number;
-  memoryPercent: number;
-  cpuPercentAfter: number;
-  memoryPercentAfter: number;
-  estimatedCpuMilli: number;
-  estimatedMemoryBytes: number;
-  estimatedPods: number;
-  requestedCpuMilli: number;
-  requestedMemoryBytes: number;
-  allocatableCpuMilli: number;
-  allocatableMemoryBytes: number;
-  podCount: number;
-  allocatablePods: number;
-  stale: boolean;
-  unavailable: boolean;
-}
-
-export interface RuleCheck {
-  namespace: string;
-  rule: string;
-  allowed: boolean;
-  bypassed: boolean;
-  maxCPU: number;
-  maxMemory: number;
-  cpuMargin: number;
-  memoryMargin: number;
-  burst: Burst | null;
-}
-
-export interface Candidate {
-  node: string;
-  verdict: CandidateVerdict;
-  feasible: boolean;
-  score: number | null;
-  balanced: number | null;
-  rank: number | null;
-  reasons: FilterReason[];
-  load: CandidateLoad | null;
-  rules: RuleCheck[];
-  burst: Burst | null;
-}
-
-export interface DecisionDetail extends DecisionSummary {
-  reportingInstance: string;
-  candidatesOmitted: number;
-  rules: {
-    namespace: string;
-    name: string;
-    maxCPU: number;
-    maxMemory: number;
-    burst: { maxPlacements: number; windowSeconds: number } | null;
-  }[];
-  candidates: Candidate[];
-}
-
-export const DECISION = `
-query DashboardDecision($id: ID!) {
-  decision(id: $id) {
-    ...DecisionSummary
-    reportingInstance candidatesOmitted
-    rules { namespace name maxCPU maxMemory burst { maxPlacements windowSeconds } }
-    candidates {
-      node verdict feasible score balanced rank
-      reasons { code stage reason detail rule }
-      load {
-        source cpuPercent memoryPercent cpuPercentAfter memoryPercentAfter
-        estimatedCpuMilli estimatedMemoryBytes estimatedPods
-        requestedCpuMilli requestedMemoryBytes allocatableCpuMilli allocatableMemoryBytes
-        podCount allocatablePods stale unavailable
+export const RULES = graphql(`
+  query DashboardRules {
+    rules {
+      namespace name generation
+      spec {
+        maxCPU maxMemory allowedNodes
+        nodeSelector { ...SelectorFields }
+        podSelector { ...SelectorFields }
+        burst { maxPlacements windowSeconds }
       }
-      rules { namespace rule allowed bypassed maxCPU maxMemory cpuMargin memoryMargin burst { placements maxPlacements windowSeconds } }
-      burst { placements maxPlacements windowSeconds }
+      status { eligibleCount ineligibleCount lastEvaluationTime conditions { type status reason message } }
+      evaluation {
+        evaluatedAt
+        eligible { node headroom }
+        ineligible { node allowed reasons { code message value threshold } }
+      }
     }
   }
-}
-${DECISION_SUMMARY}`;
-export interface DecisionResultData {
-  decision: DecisionDetail;
-}
+`);
 
-export interface SelectorInput {
-  matchLabels: { key: string; value: string }[];
-  matchExpressions: { key: string; operator: string; values?: string[] }[];
-}
+export const PENDING = graphql(`
+  query DashboardPending {
+    pendingPods { namespace name queue reason since attempts }
+    schedulerStatus {
+      schedulerName identity leader running cacheSynced startedAt
+      bound unschedulable failed conflicts bindsInFlight historySize
+      queues { active backoff unschedulable inFlight }
+    }
+  }
+`);
 
-/** RuleSpecInput: omitted fields take the CRD defaults, so a what-if carries every field of the spec. */
-export interface SpecInput {
+export const DECISION_SUMMARY = graphql(`
+  fragment DecisionSummary on SchedulingDecision {
+    id time namespace pod result node message attempts totalNodes feasibleNodes
+    algorithmMs latencyMs e2eLatencyMs rebuilt
+  }
+`);
+
+export const HISTORY = graphql(`
+  query DashboardHistory($first: Int!) {
+    schedulingHistory(first: $first) { items { ...DecisionSummary } }
+  }
+`);
+
+export const DECISIONS = graphql(`
+  subscription DashboardDecisions {
+    schedulingEvents { ...DecisionSummary }
+  }
+`);
+
+export const DECISION = graphql(`
+  query DashboardDecision($id: ID!) {
+    decision(id: $id) {
+      ...DecisionSummary
+      reportingInstance candidatesOmitted
+      rules { namespace name maxCPU maxMemory burst { maxPlacements windowSeconds } }
+      candidates {
+        node verdict feasible score rank
+        scores { plugin weight score }
+        reasons { plugin code reason detail rule unresolvable }
+        load {
+          source cpuPercent memoryPercent cpuPercentAfter memoryPercentAfter
+          estimatedCpuMilli estimatedMemoryBytes estimatedPods
+          requestedCpuMilli requestedMemoryBytes allocatableCpuMilli allocatableMemoryBytes
+          podCount allocatablePods stale unavailable
+        }
+        rules {
+          namespace rule allowed bypassed maxCPU maxMemory cpuMargin memoryMargin
+          burst { placements maxPlacements windowSeconds }
+        }
+        burst { placements maxPlacements windowSeconds }
+      }
+    }
+  }
+`);
+
+export const SIMULATE = graphql(`
+  query DashboardSimulate($namespace: String!, $name: String!, $spec: RuleSpecInput!) {
+    simulateRule(namespace: $namespace, name: $name, spec: $spec) {
+      exists eligibleBefore eligibleAfter
+      nodesBecomingEligible
+      nodesBecomingIneligible { node reasons }
+      pendingPodsBecomingSchedulable { namespace pod node message }
+      pendingPodsBecomingUnschedulable { namespace pod node message }
+      runningPodsBreaching { namespace pod node reasons }
+    }
+  }
+`);
+
+// The shapes the panels work with, named after what they hold; all of them are generated types.
+export type {
+  CandidateVerdict,
+  DecisionResult,
+  LabelSelectorInput as SelectorInput,
+  LabelSelectorOperator,
+  LoadSource,
+  ReasonCode,
+  SchedulingQueue as QueueName,
+} from './gql/graphql.js';
+
+export type Load = G.LoadFieldsFragment;
+export type Selector = G.SelectorFieldsFragment;
+export type DecisionSummary = G.DecisionSummaryFragment;
+
+export type NodesResult = G.DashboardNodesQuery;
+export type NodeView = NodesResult['nodes'][number];
+
+export type LoadUpdatesResult = G.DashboardLoadUpdatesSubscription;
+export type LoadUpdate = LoadUpdatesResult['nodeLoadUpdates'];
+
+export type RulesResult = G.DashboardRulesQuery;
+export type RuleView = RulesResult['rules'][number];
+export type RuleSpec = RuleView['spec'];
+export type Condition = NonNullable<RuleView['status']>['conditions'][number];
+export type Reason = RuleView['evaluation']['ineligible'][number]['reasons'][number];
+
+export type PendingResult = G.DashboardPendingQuery;
+export type PendingPodView = PendingResult['pendingPods'][number];
+export type SchedulerStatus = PendingResult['schedulerStatus'];
+
+export type HistoryResult = G.DashboardHistoryQuery;
+export type DecisionsResult = G.DashboardDecisionsSubscription;
+
+export type DecisionResultData = G.DashboardDecisionQuery;
+export type DecisionDetail = DecisionResultData['decision'];
+export type Candidate = DecisionDetail['candidates'][number];
+export type CandidateLoad = NonNullable<Candidate['load']>;
+export type RuleCheck = Candidate['rules'][number];
+export type FilterReason = Candidate['reasons'][number];
+export type Burst = NonNullable<Candidate['burst']>;
+
+export type SimulateResult = G.DashboardSimulateQuery;
+export type Simulation = SimulateResult['simulateRule'];
+
+/**
+ * The what-if draft: RuleSpecInput with the fields the panel edits always present (omitted fields
+ * would take the CRD defaults, so a what-if carries every field of the spec).
+ */
+export type SpecInput = Omit<G.RuleSpecInput, 'maxCPU' | 'maxMemory' | 'allowedNodes'> & {
   maxCPU: number;
   maxMemory: number;
   allowedNodes: string[];
-  nodeSelector?: SelectorInput;
-  podSelector?: SelectorInput;
-  burst?: { maxPlacements: number; windowSeconds: number };
-}
-
-export interface Simulation {
-  exists: boolean;
-  eligibleBefore: number | null;
-  eligibleAfter: number;
-  nodesBecomingEligible: string[];
-  nodesBecomingIneligible: { node: string; reasons: string[] }[];
-  pendingPodsBecomingSchedulable: {
-    namespace: string;
-    pod: string;
-    node: string | null;
-    message: string | null;
-  }[];
-  pendingPodsBecomingUnschedulable: {
-    namespace: string;
-    pod: string;
-    node: string | null;
-    message: string | null;
-  }[];
-  runningPodsBreaching: { namespace: string; pod: string; node: string; reasons: string[] }[];
-}
-
-export const SIMULATE = `
-query DashboardSimulate($namespace: String!, $name: String!, $spec: RuleSpecInput!) {
-  simulateRule(namespace: $namespace, name: $name, spec: $spec) {
-    exists eligibleBefore eligibleAfter
-    nodesBecomingEligible
-    nodesBecomingIneligible { node reasons }
-    pendingPodsBecomingSchedulable { namespace pod node message }
-    pendingPodsBecomingUnschedulable { namespace pod node message }
-    runningPodsBreaching { namespace pod node reasons }
-  }
-}`;
-export interface SimulateResult {
-  simulateRule: Simulation;
-}
+};

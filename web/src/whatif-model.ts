@@ -1,5 +1,13 @@
 /** The what-if draft: simulateRule input from a rule's spec, the patch that would apply it, map marks. Pure. */
-import type { RuleSpec, RuleView, Selector, SelectorInput, Simulation, SpecInput } from './operations.js';
+import type {
+  LabelSelectorOperator,
+  RuleSpec,
+  RuleView,
+  Selector,
+  SelectorInput,
+  Simulation,
+  SpecInput,
+} from './operations.js';
 import type { Mark } from './ui-state.js';
 
 function selectorInput(s: Selector | null): SelectorInput | undefined {
@@ -8,7 +16,9 @@ function selectorInput(s: Selector | null): SelectorInput | undefined {
     matchLabels: s.matchLabels,
     matchExpressions: s.matchExpressions.map((e) => ({
       key: e.key,
-      operator: e.operator,
+      // The output field is a String; the CRD admits only the four operators of the input enum, and
+      // simulateRule would refuse anything else with an error the panel shows.
+      operator: e.operator as LabelSelectorOperator,
       ...(e.values.length ? { values: e.values } : {}),
     })),
   };

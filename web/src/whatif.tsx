@@ -8,7 +8,7 @@ import { formatPoints } from './format.js';
 import { query } from './graphql.js';
 import type { DashboardState } from './live.js';
 import { naturalCompare, ruleKey } from './model.js';
-import { SIMULATE, type SimulateResult, type Simulation, type SpecInput } from './operations.js';
+import { SIMULATE, type Simulation, type SpecInput } from './operations.js';
 import { useStore } from './store.js';
 import { Badge, Empty, Panel } from './ui.js';
 import { ui } from './ui-state.js';
@@ -51,7 +51,7 @@ export function WhatIfPanel(props: { state: DashboardState }) {
       const mine = ++seq.current;
       setRun((r) => (r.status === 'ok' ? r : { status: 'running' }));
       try {
-        const data = await query<SimulateResult>(SIMULATE, {
+        const data = await query(SIMULATE, {
           namespace: rule.namespace,
           name: rule.name,
           spec: draft,

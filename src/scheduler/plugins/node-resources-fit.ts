@@ -34,10 +34,12 @@ function code(resource: string): string {
 export function nodeResourcesFit(args: NodeResourcesFitArgs = {}): PreFilterPlugin & FilterPlugin {
   const ignored = new Set(args.ignoredResources ?? []);
   const ignoredGroups = new Set(args.ignoredResourceGroups ?? []);
+  // Only extended resources can be ignored (upstream's IsExtendedResourceName): cpu, memory,
+  // ephemeral-storage, hugepages-* and kubernetes.io/* are always checked.
   const isIgnored = (r: string) => {
-    if (ignored.has(r)) return true;
     const slash = r.indexOf('/');
-    return slash > 0 && ignoredGroups.has(r.slice(0, slash));
+    if (slash <= 0 || r.includes('kubernetes.io/')) return false;
+    return ignored.has(r) || ignoredGroups.has(r.slice(0, slash));
   };
   return {
     name: PLUGIN.NodeResourcesFit,

@@ -5,7 +5,7 @@
  * Fields nodeload does not use (clientConnection, leaderElection, extenders, …) are accepted and ignored.
  */
 import { readFileSync } from 'node:fs';
-import yaml from 'js-yaml';
+import { load as loadYaml } from 'js-yaml';
 import { z } from 'zod';
 
 const pluginRef = z.object({ name: z.string().min(1), weight: z.number().int().min(0).optional() });
@@ -69,7 +69,7 @@ export type SchedulerConfig = z.infer<typeof schedulerConfigSchema>;
 
 /** Parses and validates a configuration document; the error names the offending field. */
 export function parseSchedulerConfig(text: string): SchedulerConfig {
-  const doc = yaml.load(text);
+  const doc = loadYaml(text);
   const r = schedulerConfigSchema.safeParse(doc);
   if (!r.success) {
     const issue = r.error.issues[0];

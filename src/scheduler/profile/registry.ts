@@ -4,8 +4,8 @@
  * filters after upstream's. Weights are upstream's; LoadAware, the primary score, weighs 5.
  */
 import type { BurstGuard as BurstLimit } from '../../rules/types.js';
-import type { BurstView } from '../placement-log.js';
 import type { AnyPlugin } from '../framework/types.js';
+import type { BurstView } from '../placement-log.js';
 import { balancedAllocation } from '../plugins/balanced-allocation.js';
 import { burstGuard } from '../plugins/burst-guard.js';
 import { imageLocality } from '../plugins/image-locality.js';
@@ -18,10 +18,16 @@ import { nodeName } from '../plugins/node-name.js';
 import { nodePorts } from '../plugins/node-ports.js';
 import { type NodeResourcesFitArgs, nodeResourcesFit } from '../plugins/node-resources-fit.js';
 import { nodeUnschedulable } from '../plugins/node-unschedulable.js';
+import { nodeVolumeLimits } from '../plugins/node-volume-limits.js';
 import { podTopologySpread } from '../plugins/pod-topology-spread.js';
 import { prioritySort } from '../plugins/priority-sort.js';
 import { schedulingGates } from '../plugins/scheduling-gates.js';
 import { taintToleration } from '../plugins/taint-toleration.js';
+import { type VolumeBindingArgs, volumeBinding } from '../plugins/volume-binding.js';
+import { EMPTY_STORAGE, type StorageView } from '../plugins/volume-common.js';
+import { volumeRestrictions } from '../plugins/volume-restrictions.js';
+import { volumeZone } from '../plugins/volume-zone.js';
+import type { VolumeBinder } from '../volume-binder.js';
 
 /** What plugins get from the scheduler beside their args. */
 export interface PluginDeps {
@@ -30,6 +36,12 @@ export interface PluginDeps {
   burst?: BurstLimit;
   /** --score-cpu-weight / --score-memory-weight: LoadAware's defaults. */
   loadWeights?: { cpu: number; memory: number };
+  /** PVCs, PVs, StorageClasses, CSINodes (the shared cache's, read-only) for the volume plugins. */
+  storage?: StorageView;
+  /** VolumeBinding's API writes (PV claimRef, the claim's selected-node). */
+  volumeBinder?: VolumeBinder;
+  /** Where VolumeBinding reports a failed rollback of its writes. */
+  onVolumeRollbackError?: (err: unknown) => void;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: plugin args are user-written YAML, validated by each factory.
@@ -45,6 +57,15 @@ export const PLUGIN_FACTORIES: Readonly<Record<string, Factory>> = {
   [PLUGIN.NodeAffinity]: (a: NodeAffinityArgs) => nodeAffinity(a),
   [PLUGIN.NodePorts]: () => nodePorts(),
   [PLUGIN.NodeResourcesFit]: (a: NodeResourcesFitArgs) => nodeResourcesFit(a),
+  [PLUGIN.VolumeRestrictions]: (_a, deps) => volumeRestrictions(deps.storage ?? EMPTY_STORAGE),
+  [PLUGIN.NodeVolumeLimits]: (_a, deps) => nodeVolumeLimits(deps.storage ?? EMPTY_STORAGE),
+  [PLUGIN.VolumeBinding]: (a: VolumeBindingArgs, deps) =>
+    volumeBinding(a ?? {}, {
+      storage: deps.storage ?? EMPTY_STORAGE,
+      ...(deps.volumeBinder ? { binder: deps.volumeBinder } : {}),
+      ...(deps.onVolumeRollbackError ? { onRollbackError: deps.onVolumeRollbackError } : {}),
+    }),
+  [PLUGIN.VolumeZone]: (_a, deps) => volumeZone(deps.storage ?? EMPTY_STORAGE),
   [PLUGIN.PodTopologySpread]: (a) => podTopologySpread(a),
   [PLUGIN.InterPodAffinity]: (a) => interPodAffinity(a),
   [PLUGIN.NodeResourcesBalancedAllocation]: (a) =>
@@ -70,6 +91,10 @@ export const DEFAULT_PLUGINS: readonly { name: string; weight?: number }[] = [
   { name: PLUGIN.NodeAffinity, weight: 2 },
   { name: PLUGIN.NodePorts },
   { name: PLUGIN.NodeResourcesFit },
+  { name: PLUGIN.VolumeRestrictions },
+  { name: PLUGIN.NodeVolumeLimits },
+  { name: PLUGIN.VolumeBinding },
+  { name: PLUGIN.VolumeZone },
   { name: PLUGIN.PodTopologySpread, weight: 2 },
   { name: PLUGIN.InterPodAffinity, weight: 2 },
   { name: PLUGIN.NodeResourcesBalancedAllocation, weight: 1 },

@@ -1,0 +1,84 @@
+/** One cycle of the default profile (runCycle via decide): how the plugins add up. */
+import { describe, expect, it } from 'vitest';
+import { primaryReasons } from './framework/verdict.js';
+import { decide, node, pod, rule } from './testing.js';
+
+const share = (scores: { plugin: string; score: number }[] | undefined, plugin: string) =>
+  scores?.find((s) => s.plugin === plugin)?.score;
+
+describe('runCycle with the default profile', () => {
+  const nodes = [node('c'), node('a'), node('b'), node('d', { cpu: '8' })];
+  const bound = [pod('x', { nodeName: 'a', cpu: '1' }), pod('y', { nodeName: 'c', cpu: '2' })];
+
+  it('prefers the least loaded node; the same state gives the same ranking', () => {
+    const rank = () => decide(pod('p', { cpu: '500m' }), { nodes, pods: bound }).ranked.map((r) => r.node);
+    // d has twice the CPU, b is idle, a carries 1 core and c 2 cores.
+    expect(rank()).toEqual(['d', 'b', 'a', 'c']);
+    expect(rank()).toEqual(rank());
+  });
+
+  it('breaks exact ties by node name', () => {
+    const twins = [node('z'), node('m'), node('k')];
+    expect(decide(pod('p', { cpu: '1' }), { nodes: twins }).ranked.map((r) => r.node)).toEqual([
+      'k',
+      'm',
+      'z',
+    ]);
+  });
+
+  it('lets balanced allocation decide between nodes LoadAware finds equally loaded', () => {
+    // Both end at (cpu + mem) / 2 = 50% used: "skewed-not" at 50/50, "a-skewed" at 80/20.
+    const even = node('skewed-not', { cpu: '10', memory: '10Gi' });
+    const skewed = node('a-skewed', { cpu: '10', memory: '10Gi' });
+    const { ranked } = decide(pod('p', { cpu: '1', memory: '1Gi' }), {
+      nodes: [skewed, even],
+      pods: [
+        pod('e', { nodeName: 'skewed-not', cpu: '4', memory: '4Gi' }),
+        pod('s', { nodeName: 'a-skewed', cpu: '7', memory: '1Gi' }),
+      ],
+    });
+    expect(ranked.map((r) => r.node)).toEqual(['skewed-not', 'a-skewed']);
+    const [first, second] = ranked;
+    expect(share(first?.scores, 'LoadAware')).toBeCloseTo(share(second?.scores, 'LoadAware') as number, 9);
+    expect(share(first?.scores, 'NodeResourcesBalancedAllocation')).toBeCloseTo(100, 9);
+    expect(share(second?.scores, 'NodeResourcesBalancedAllocation')).toBeCloseTo(70, 9);
+  });
+
+  it('sums weight × score over the Score plugins', () => {
+    const { ranked } = decide(pod('p', { cpu: '1', memory: '1Gi' }), { nodes });
+    for (const r of ranked) {
+      expect(r.score).toBeCloseTo(
+        r.scores.reduce((sum, s) => sum + s.weight * s.score, 0),
+        9,
+      );
+      expect(r.scores.find((s) => s.plugin === 'LoadAware')?.weight).toBe(5);
+    }
+  });
+
+  it('ranks no infeasible node', () => {
+    const { ranked, verdicts } = decide(pod('p', { cpu: '2' }), {
+      nodes: [node('small', { cpu: '1' }), node('big')],
+    });
+    expect(ranked.map((r) => r.node)).toEqual(['big']);
+    expect(verdicts.find((v) => v.node === 'small')?.feasible).toBe(false);
+  });
+
+  it('reports every failure of a node, in plugin order; the first plugin’s are the primary ones', () => {
+    const { verdicts } = decide(pod('p', { cpu: '2', memory: '20Gi' }), {
+      nodes: [node('n2', { unschedulable: true, cpu: '1' })],
+      rules: [rule('web', { allowedNodes: ['n1'] })],
+    });
+    const v = verdicts[0];
+    expect(v?.reasons.map((r) => [r.plugin, r.reason])).toEqual([
+      ['NodeUnschedulable', 'node(s) were unschedulable'],
+      ['NodeResourcesFit', 'Insufficient cpu'],
+      ['NodeResourcesFit', 'Insufficient memory'],
+      ['NodeLoadRules', 'node(s) not allowed by rule web'],
+      ['NodeLoadRules', 'node(s) exceed rule web cpu 80%'],
+      ['NodeLoadRules', 'node(s) exceed rule web memory 80%'],
+    ]);
+    expect(primaryReasons(v as NonNullable<typeof v>).map((r) => r.reason)).toEqual([
+      'node(s) were unschedulable',
+    ]);
+  });
+});

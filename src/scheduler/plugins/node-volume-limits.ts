@@ -1,0 +1,112 @@
+/**
+ * NodeVolumeLimits (PreFilter + Filter), upstream's CSILimits: per CSI driver, the volumes attached to
+ * the node plus the pod's new ones must not exceed what the node's CSINode says it can attach.
+ *
+ *   volume(claim) = (driver, handle) of its PV's spec.csi; claim not bound yet (or PV missing) →
+ *                   (class.provisioner, "<random>-<ns>/<claim>") — a volume that will be provisioned;
+ *                   non-CSI PVs and claims without a class are not counted
+ *   attached[d]   = |{ unique (d, handle) over the volumes of the pods on the node (bound and assumed) }|
+ *   new[d]        = |{ the pod's volumes of driver d } \ attached|   (a volume shared with a pod there is free)
+ *   fails ⇔ ∃ d with CSINode allocatable.count: attached[d] + new[d] > count[d]
+ *   → Unschedulable "node(s) exceed max volume count".
+ * A claim of the pod that does not exist fails UnschedulableAndUnresolvable (`looking up PVC ns/x: …`); an
+ * existing pod's missing claim is not counted. A node without a CSINode, or one listing no counts, has no
+ * limit. PreFilter skips pods without persistentVolumeClaim or generic ephemeral volumes. In-tree volumes
+ * migrated to CSI are not translated (upstream counts them under their CSI driver).
+ */
+import { randomBytes } from 'node:crypto';
+import type { CsiNodeInfo, PodInfo } from '../../cluster/model.js';
+import type { FilterPlugin, PreFilterPlugin } from '../framework/types.js';
+import { PLUGIN } from './names.js';
+import { claimClass, claimKey, claimNotFound, claimVolumes, type StorageView } from './volume-common.js';
+
+export const ERR_MAX_VOLUME_COUNT = 'node(s) exceed max volume count';
+
+/** unique volume name ("driver/handle") → driver. */
+type Volumes = Map<string, string>;
+
+function limitsOf(csiNode: CsiNodeInfo | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const d of csiNode?.drivers ?? [])
+    if (d.allocatableCount !== undefined) out.set(d.name, d.allocatableCount);
+  return out;
+}
+
+export function nodeVolumeLimits(storage: StorageView): PreFilterPlugin & FilterPlugin {
+  // Upstream's randomVolumeIDPrefix: volumes still to be provisioned never collide with real handles.
+  const prefix = randomBytes(16).toString('hex');
+
+  /** filterAttachableVolumes; returns the name of a missing claim of a new pod. */
+  const attachable = (pod: PodInfo, newPod: boolean, out: Volumes): string | undefined => {
+    for (const v of claimVolumes(pod)) {
+      const key = claimKey(pod.namespace, v.claimName);
+      const claim = storage.claims.get(key);
+      if (!claim) {
+        if (newPod) return v.claimName;
+        continue;
+      }
+      let driver: string | undefined;
+      let handle: string | undefined;
+      const pv = claim.volumeName ? storage.volumes.get(claim.volumeName) : undefined;
+      if (pv) {
+        if (!pv.csiDriver) continue;
+        driver = pv.csiDriver;
+        handle = pv.handle ?? pv.name;
+      } else {
+        // getCSIDriverInfoFromSC: an unbound (or dangling) claim counts against its class's driver.
+        const className = claimClass(claim);
+        const sc = className ? storage.storageClasses.get(className) : undefined;
+        if (!sc?.provisioner) continue;
+        driver = sc.provisioner;
+        handle = `${prefix}-${key}`;
+      }
+      out.set(`${driver}/${handle}`, driver);
+    }
+    return undefined;
+  };
+
+  return {
+    name: PLUGIN.NodeVolumeLimits,
+    preFilter: (_state, ctx) => (claimVolumes(ctx.pod).length === 0 ? { skip: true } : undefined),
+    filter(_state, ctx, n, verdict) {
+      const newVolumes: Volumes = new Map();
+      const missing = attachable(ctx.pod, true, newVolumes);
+      if (missing !== undefined) {
+        const msg = `looking up PVC ${ctx.pod.namespace}/${missing}: ${claimNotFound(missing)}`;
+        verdict.reasons.push({
+          plugin: PLUGIN.NodeVolumeLimits,
+          code: 'ClaimNotFound',
+          reason: msg,
+          detail: msg,
+          unresolvable: true,
+        });
+        return;
+      }
+      if (newVolumes.size === 0) return;
+      const limits = limitsOf(storage.csiNodes.get(n.name));
+      if (limits.size === 0) return;
+      const attached: Volumes = new Map();
+      for (const p of n.pods.values()) attachable(p, false, attached);
+      const attachedCount = new Map<string, number>();
+      for (const [name, driver] of attached) {
+        newVolumes.delete(name);
+        attachedCount.set(driver, (attachedCount.get(driver) ?? 0) + 1);
+      }
+      const newCount = new Map<string, number>();
+      for (const driver of newVolumes.values()) newCount.set(driver, (newCount.get(driver) ?? 0) + 1);
+      for (const [driver, count] of newCount) {
+        const max = limits.get(driver);
+        if (max === undefined) continue;
+        const current = attachedCount.get(driver) ?? 0;
+        if (current + count <= max) continue;
+        verdict.reasons.push({
+          plugin: PLUGIN.NodeVolumeLimits,
+          code: 'MaxVolumeCountExceeded',
+          reason: ERR_MAX_VOLUME_COUNT,
+          detail: `${driver}: ${current} attached + ${count} new > ${max} allowed`,
+        });
+        return;
+      }
+    },
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * VolumeRestrictions (PreFilter + Filter), as upstream's volumerestrictions plugin:
+ *
+ * - In-tree disks on the same node (isVolumeConflict), for each volume v of the pod and each volume e of a
+ *   pod on the node:
+ *     GCE PD:   v.pdName = e.pdName ∧ ¬(v.readOnly ∧ e.readOnly)
+ *     AWS EBS:  v.volumeID = e.volumeID                       (read-only or not)
+ *     iSCSI:    v.iqn = e.iqn ∧ ¬(v.readOnly ∧ e.readOnly)
+ *     Ceph RBD: monitors overlap ∧ v.pool = e.pool ∧ v.image = e.image ∧ ¬(v.readOnly ∧ e.readOnly)
+ *   → Unschedulable "node(s) had no available disk".
+ * - ReadWriteOncePod claims: PreFilter looks the pod's persistentVolumeClaim volumes up (a missing claim
+ *   is UnschedulableAndUnresolvable `persistentvolumeclaim "x" not found`); a ReadWriteOncePod claim that
+ *   any pod in the cluster (bound or assumed) already uses makes every node fail with Unschedulable
+ *   "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+ *   (resolvable: preempting that pod frees the claim).
+ * PreFilter skips the plugin when the pod has no in-tree disk and no conflicting ReadWriteOncePod claim.
+ */
+import type { PodInfo, PodVolume } from '../../cluster/model.js';
+import type { NodeSnapshot, Snapshot } from '../framework/snapshot.js';
+import type { FilterPlugin, PreFilterPlugin } from '../framework/types.js';
+import { PLUGIN } from './names.js';
+import { claimKey, claimNotFound, READ_WRITE_ONCE_POD, type StorageView } from './volume-common.js';
+
+const STATE = 'VolumeRestrictions/preFilter';
+export const ERR_DISK_CONFLICT = 'node(s) had no available disk';
+export const ERR_RWOP_CONFLICT =
+  'node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode';
+
+interface State {
+  /** ReadWriteOncePod claims of the pod already used by some pod, and where. */
+  conflicts: { claim: string; node: string }[];
+}
+
+interface Disk {
+  kind: string;
+  id: string;
+  /** Ceph monitors (RBD only). */
+  monitors: string[];
+}
+
+/** Parses PodVolume.disk ("gce-pd:<pd>", "aws-ebs:<id>", "iscsi:<iqn>", "rbd:<mon,…>:<pool>:<image>"). */
+function parseDisk(disk: string): Disk {
+  const colon = disk.indexOf(':');
+  const kind = disk.slice(0, colon);
+  const rest = disk.slice(colon + 1);
+  if (kind !== 'rbd') return { kind, id: rest, monitors: [] };
+  // Monitors carry host:port, so pool and image are read from the right.
+  const image = rest.slice(rest.lastIndexOf(':') + 1);
+  const head = rest.slice(0, rest.lastIndexOf(':'));
+  const pool = head.slice(head.lastIndexOf(':') + 1);
+  const monitors = head.slice(0, head.lastIndexOf(':')).split(',').filter(Boolean);
+  return { kind, id: `${pool}/${image}`, monitors };
+}
+
+/** isVolumeConflict for two in-tree disks. */
+export function disksConflict(a: PodVolume, b: PodVolume): boolean {
+  if (!a.disk || !b.disk) return false;
+  const x = parseDisk(a.disk);
+  const y = parseDisk(b.disk);
+  if (x.kind !== y.kind || x.id !== y.id) return false;
+  const bothReadOnly = a.readOnly === true && b.readOnly === true;
+  switch (x.kind) {
+    case 'aws-ebs':
+      return true;
+    case 'rbd':
+      return x.monitors.some((m) => y.monitors.includes(m)) && !bothReadOnly;
+    default:
+      return !bothReadOnly;
+  }
+}
+
+function diskConflictOn(pod: PodInfo, n: NodeSnapshot): PodVolume | undefined {
+  for (const v of pod.volumes) {
+    if (!v.disk) continue;
+    for (const other of n.pods.values()) {
+      if (other.volumes.some((e) => disksConflict(v, e))) return v;
+    }
+  }
+  return undefined;
+}
+
+/** IsPVCUsedByPods: the node of some pod (bound or assumed) using the claim. */
+function nodeUsingClaim(snapshot: Snapshot, key: string): string | undefined {
+  for (const n of snapshot.list()) if ((n.claims.get(key) ?? 0) > 0) return n.name;
+  return undefined;
+}
+
+export function volumeRestrictions(storage: StorageView): PreFilterPlugin & FilterPlugin {
+  return {
+    name: PLUGIN.VolumeRestrictions,
+    preFilter(state, ctx) {
+      const pod = ctx.pod;
+      const needsDiskCheck = pod.volumes.some((v) => v.disk !== undefined);
+      const conflicts: State['conflicts'] = [];
+      for (const v of pod.volumes) {
+        if (!v.claimName || v.ephemeral) continue;
+        const claim = storage.claims.get(claimKey(pod.namespace, v.claimName));
+        if (!claim) {
+          const msg = claimNotFound(v.claimName);
+          return { reject: { code: 'ClaimNotFound', reason: msg, detail: msg, unresolvable: true } };
+        }
+        if (!claim.accessModes.includes(READ_WRITE_ONCE_POD)) continue;
+        const node = nodeUsingClaim(ctx.snapshot, claimKey(pod.namespace, v.claimName));
+        if (node !== undefined) conflicts.push({ claim: v.claimName, node });
+      }
+      if (!needsDiskCheck && conflicts.length === 0) return { skip: true };
+      state.write(STATE, { conflicts } satisfies State);
+      return undefined;
+    },
+    filter(state, ctx, n, verdict) {
+      const disk = diskConflictOn(ctx.pod, n);
+      if (disk) {
+        verdict.reasons.push({
+          plugin: PLUGIN.VolumeRestrictions,
+          code: 'DiskConflict',
+          reason: ERR_DISK_CONFLICT,
+          detail: `volume ${disk.name} (${disk.disk}) is in use by a pod on this node`,
+        });
+        return;
+      }
+      const s = state.read<State>(STATE);
+      const first = s?.conflicts[0];
+      if (!first) return;
+      verdict.reasons.push({
+        plugin: PLUGIN.VolumeRestrictions,
+        code: 'ReadWriteOncePodConflict',
+        reason: ERR_RWOP_CONFLICT,
+        detail: `ReadWriteOncePod claim ${first.claim} is used by a pod on node ${first.node}`,
+      });
+    },
+  };
+}

@@ -1,0 +1,82 @@
+/** The storage view the scheduler hands the volume plugins, and which storage changes requeue pods. */
+import { describe, expect, it } from 'vitest';
+import { EventBus } from '../events/bus.js';
+import type { RuleClusterTopics } from '../rules/kind.js';
+import { claim, csiNode, pod, pv, storageClass } from './plugins/volume.testing.js';
+import {
+  claimChangeMatters,
+  csiNodeChangeMatters,
+  storageClassChangeMatters,
+  storageViewOf,
+  volumeChangeMatters,
+} from './storage-events.js';
+import type { SchedulerCacheView } from './types.js';
+
+describe('storage changes that requeue unschedulable pods', () => {
+  it.each([
+    ['a claim added', claimChangeMatters({ new: claim('c') }), true],
+    ['a claim updated', claimChangeMatters({ old: claim('c'), new: claim('c', { bound: true }) }), true],
+    ['a claim deleted', claimChangeMatters({ old: claim('c') }), false],
+    ['a PV added', volumeChangeMatters({ new: pv('v') }), true],
+    ['a PV deleted', volumeChangeMatters({ old: pv('v') }), false],
+    ['a StorageClass added', storageClassChangeMatters({ new: storageClass('s') }), true],
+    [
+      'allowedTopologies changed',
+      storageClassChangeMatters({ old: storageClass('s'), new: storageClass('s', { zones: ['z'] }) }),
+      true,
+    ],
+    [
+      'a StorageClass relabelled',
+      storageClassChangeMatters({ old: storageClass('s'), new: storageClass('s') }),
+      false,
+    ],
+    ['a CSINode added', csiNodeChangeMatters({ new: csiNode('n', { d: 1 }) }), true],
+    [
+      'a limit raised',
+      csiNodeChangeMatters({ old: csiNode('n', { d: 1 }), new: csiNode('n', { d: 2 }) }),
+      true,
+    ],
+    [
+      'a CSINode resynced',
+      csiNodeChangeMatters({ old: csiNode('n', { d: 1 }), new: csiNode('n', { d: 1 }) }),
+      false,
+    ],
+  ])('%s → %s', (_what, got, want) => {
+    expect(got).toBe(want);
+  });
+});
+
+describe('storageViewOf', () => {
+  const bus = new EventBus<RuleClusterTopics>();
+  const claims = new Map([['default/c', claim('c')]]);
+  const cache = {
+    bus,
+    nodes: new Map(),
+    pods: new Map(),
+    rules: new Map(),
+    claims,
+    podsOnNode: () => new Map(),
+    unscheduledPods: () => [],
+    ready: async () => {},
+  } satisfies SchedulerCacheView;
+
+  it("reads the cache's maps, empty ones when it does not watch storage", () => {
+    const view = storageViewOf(cache);
+    expect(view.claims.get('default/c')?.name).toBe('c');
+    expect(view.volumes.size).toBe(0);
+    expect(view.csiNodes.size).toBe(0);
+  });
+
+  it('notifies on claim and PV changes and pod deletions, until unsubscribed', () => {
+    let n = 0;
+    const off = storageViewOf(cache).onChange(() => n++);
+    bus.emit('claim', { type: 'add', new: claim('d') });
+    bus.emit('volume', { type: 'add', new: pv('v') });
+    bus.emit('pod', { type: 'add', new: pod('p') });
+    bus.emit('pod', { type: 'delete', old: pod('p') });
+    expect(n).toBe(3);
+    off();
+    bus.emit('claim', { type: 'add', new: claim('e') });
+    expect(n).toBe(3);
+  });
+});

@@ -1,0 +1,73 @@
+/**
+ * The scheduler's side of the shared cache's storage kinds: the read-only StorageView the volume
+ * plugins get, and which storage changes send unschedulable pods back to the queue — the events upstream's volume plugins
+ * register (EventsToRegister), coarsened to "any pod may benefit" since the queue moves all at once:
+ *   PVC add/update (VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits),
+ *   PV add/update (VolumeBinding, VolumeZone),
+ *   StorageClass add, or an update of allowedTopologies (VolumeBinding, VolumeZone),
+ *   CSINode add, or an update of its drivers' limits (NodeVolumeLimits, VolumeBinding).
+ * A deletion frees nothing these plugins wait for (a deleted bound pod requeues through the pod event).
+ */
+import type { ClaimInfo, CsiNodeInfo, StorageClassInfo, VolumeInfo } from '../cluster/model.js';
+import type { StorageView } from './plugins/volume-common.js';
+import type { SchedulerCacheView } from './types.js';
+
+const EMPTY = new Map<never, never>();
+
+/** The cache's storage maps (empty when it does not watch them); onChange hears claims, PVs and pod deletes. */
+export function storageViewOf(cache: SchedulerCacheView): StorageView {
+  return {
+    get claims() {
+      return cache.claims ?? EMPTY;
+    },
+    get volumes() {
+      return cache.volumes ?? EMPTY;
+    },
+    get storageClasses() {
+      return cache.storageClasses ?? EMPTY;
+    },
+    get csiNodes() {
+      return cache.csiNodes ?? EMPTY;
+    },
+    get pods() {
+      return cache.pods;
+    },
+    onChange(fn) {
+      const offs = [
+        cache.bus.on('claim', () => fn()),
+        cache.bus.on('volume', () => fn()),
+        cache.bus.on('pod', (c) => {
+          if (!c.new) fn();
+        }),
+      ];
+      return () => {
+        for (const off of offs) off();
+      };
+    },
+  };
+}
+
+interface Change<T> {
+  old?: T;
+  new?: T;
+}
+
+export function claimChangeMatters(c: Change<ClaimInfo>): boolean {
+  return c.new !== undefined;
+}
+
+export function volumeChangeMatters(c: Change<VolumeInfo>): boolean {
+  return c.new !== undefined;
+}
+
+export function storageClassChangeMatters(c: Change<StorageClassInfo>): boolean {
+  if (!c.new) return false;
+  if (!c.old) return true;
+  return JSON.stringify(c.old.allowedTopologies) !== JSON.stringify(c.new.allowedTopologies);
+}
+
+export function csiNodeChangeMatters(c: Change<CsiNodeInfo>): boolean {
+  if (!c.new) return false;
+  if (!c.old) return true;
+  return JSON.stringify(c.old.drivers) !== JSON.stringify(c.new.drivers);
+}

@@ -1,0 +1,86 @@
+/**
+ * What the webhook leaves to the pod's own scheduler, said out loud: the opt-out label, and the
+ * capability gate — pods using a part of kube-scheduler's contract nodeload does not implement yet.
+ *
+ * The gate reads the raw pod JSON of the AdmissionReview (not the parsed PodObject): it must never
+ * make a strange pod fail to parse, and it needs fields the patch never touches.
+ */
+
+/** On a pod or a namespace: nodeload never steers the pod (`kubectl label ns shop nodeload.example.com/scheduling=disabled`). */
+export const OPT_OUT_LABEL = 'nodeload.example.com/scheduling';
+export const OPT_OUT_VALUE = 'disabled';
+/** Why a pod covered by NodeLoadRules was not handed to nodeload's scheduler ("; "-separated reasons). */
+export const NOT_STEERED_ANNOTATION = 'nodeload.example.com/not-steered';
+
+export function optedOut(labels: Readonly<Record<string, string>> | null | undefined): boolean {
+  return labels?.[OPT_OUT_LABEL] === OPT_OUT_VALUE;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the pod is raw, untrusted JSON.
+type Json = any;
+
+function isObject(v: unknown): v is Record<string, Json> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function list(v: unknown): Json[] {
+  return Array.isArray(v) ? v : [];
+}
+
+const SHOWN = 3;
+
+/** `ResourceClaim "a"`, `ResourceClaims "a", "b", "c" and 2 more`. */
+function named(singular: string, plural: string, names: string[]): string {
+  const shown = names.slice(0, SHOWN).map((n) => `"${n.slice(0, 253)}"`);
+  const more = names.length > SHOWN ? ` and ${names.length - SHOWN} more` : '';
+  return `${names.length === 1 ? singular : plural} ${shown.join(', ')}${more}`;
+}
+
+function names(items: Json[], pick: (item: Json) => unknown): string[] {
+  return items.flatMap((item) => {
+    if (!isObject(item)) return [];
+    const v = pick(item);
+    return v === undefined || v === null || v === false ? [] : [typeof v === 'string' && v ? v : '?'];
+  });
+}
+
+export interface UnsupportedCheck {
+  /** The kube-scheduler plugin whose contract nodeload does not implement (the reason's prefix). */
+  plugin: string;
+  /** False for a gap a later change closes: drop the entry then. */
+  permanent: boolean;
+  /** What the pod uses that the plugin would handle, or undefined. */
+  check(spec: Record<string, Json>): string | undefined;
+}
+
+/**
+ * The gate, one entry per gap. Pods with PersistentVolumeClaims and generic ephemeral volumes are steered
+ * since the scheduler runs VolumeBinding, VolumeZone, NodeVolumeLimits and VolumeRestrictions; Dynamic
+ * Resource Allocation stays outside.
+ */
+export const UNSUPPORTED: readonly UnsupportedCheck[] = [
+  {
+    plugin: 'DynamicResources',
+    permanent: true,
+    check(spec) {
+      const claims = names(list(spec.resourceClaims), (c) => c.name ?? '');
+      return claims.length ? `pod uses ${named('ResourceClaim', 'ResourceClaims', claims)}` : undefined;
+    },
+  },
+];
+
+/**
+ * Why nodeload's scheduler cannot place this pod correctly, e.g.
+ * `DynamicResources: pod uses ResourceClaim "gpu"`; empty when it can.
+ */
+export function unsupportedReasons(
+  rawPod: unknown,
+  checks: readonly UnsupportedCheck[] = UNSUPPORTED,
+): string[] {
+  const spec = isObject(rawPod) && isObject(rawPod.spec) ? rawPod.spec : undefined;
+  if (!spec) return [];
+  return checks.flatMap((c) => {
+    const what = c.check(spec);
+    return what ? [`${c.plugin}: ${what}`] : [];
+  });
+}

@@ -1,0 +1,144 @@
+// The differential harness's scenario format: plain data, one file per plugin area under scenarios/.
+// A scenario is run twice in one private control plane — once by the stock kube-scheduler (the oracle)
+// and once by nodeload — each time on fresh KWOK nodes in fresh namespaces (see isolate.ts), and the
+// final cluster state of every run is judged by checker.ts.
+import type { V1PodSpec, V1Taint } from '@kubernetes/client-node';
+
+export type Engine = 'kube-scheduler' | 'nodeload';
+export const ENGINES: readonly Engine[] = ['kube-scheduler', 'nodeload'];
+
+/** The schedulerName each engine serves. */
+export const SCHEDULER_NAMES: Record<Engine, string> = {
+  'kube-scheduler': 'default-scheduler',
+  nodeload: 'nodeload-scheduler',
+};
+
+export interface NodeDef {
+  /** Logical name; the run's node is `<runId>-<name>` (kubernetes.io/hostname follows). */
+  name: string;
+  labels?: Record<string, string>;
+  taints?: V1Taint[];
+  /**
+   * Allocatable (= capacity) per resource name: cpu, memory, pods, ephemeral-storage, hugepages-2Mi,
+   * example.com/gpu... Defaults: cpu 4, memory 8Gi, pods 110, ephemeral-storage 100Gi.
+   */
+  allocatable?: Record<string, string>;
+  /** spec.unschedulable (cordoned). */
+  unschedulable?: boolean;
+}
+
+export interface NamespaceDef {
+  /** Logical name; the run's namespace is `<runId>-<name>`. */
+  name: string;
+  labels?: Record<string, string>;
+}
+
+export interface PodDef {
+  /** Pod name (unique within the scenario). */
+  name: string;
+  /** Logical namespace (default `main`). */
+  namespace?: string;
+  labels?: Record<string, string>;
+  /**
+   * A full pod spec written with logical names: node names (nodeName, matchFields metadata.name,
+   * kubernetes.io/hostname values), logical namespaces in affinity terms. schedulerName is set per engine.
+   */
+  spec: V1PodSpec;
+}
+
+/** An existing pod: created already bound (spec.nodeName = its logical node), never scheduled. */
+export interface ExistingPodDef extends PodDef {
+  node: string;
+}
+
+/** A NodeLoadRule (example.com/v1), created in the nodeload run only. allowedNodes are logical names. */
+export interface RuleDef {
+  name: string;
+  namespace?: string;
+  spec: {
+    maxCPU?: number;
+    maxMemory?: number;
+    allowedNodes?: string[];
+    podSelector?: { matchLabels?: Record<string, string> };
+    nodeSelector?: { matchLabels?: Record<string, string> };
+    burst?: { maxPlacements: number; windowSeconds: number };
+  };
+}
+
+/**
+ * Objects a later issue adds scenarios for (volumes, preemption). The format reserves them; the runner
+ * refuses a scenario that sets any of them until it implements them.
+ */
+export interface FutureObjects {
+  storageClasses?: Record<string, unknown>[];
+  persistentVolumes?: Record<string, unknown>[];
+  persistentVolumeClaims?: Record<string, unknown>[];
+  priorityClasses?: Record<string, unknown>[];
+  podDisruptionBudgets?: Record<string, unknown>[];
+}
+
+/** What one engine must produce. Pod names as in the scenario; node names logical. */
+export interface Expectation {
+  /** Exactly these pods end Unschedulable (every other incoming pod bound). */
+  unschedulable?: string[];
+  /** Pod → the logical nodes it may be bound to. */
+  placements?: Record<string, string[]>;
+  /** How many incoming pods end bound. */
+  boundCount?: number;
+}
+
+export interface Scenario {
+  /** Unique, used as the `it` name. */
+  name: string;
+  /** Plugin area, e.g. 'NodeResourcesFit'. */
+  area: string;
+  /** What is being exercised and why the outcome is what it is (kube-scheduler's facts). */
+  description: string;
+  /**
+   * true: the outcome does not depend on the order pods are scheduled in, so all incoming pods are created
+   * at once and the Unschedulable set must equal kube-scheduler's exactly. false: pods are created one by
+   * one, each waited for (bound or Unschedulable) before the next; sets are compared only with `compare`.
+   */
+  orderIndependent: boolean;
+  /**
+   * How the engines' outcomes are compared. Default: 'unschedulable-set' when orderIndependent, else
+   * 'unschedulable-count'. 'none' for scenarios whose outcome depends on scores (only hard constraints
+   * are then checked).
+   */
+  compare?: 'unschedulable-set' | 'unschedulable-count' | 'none';
+  nodes: NodeDef[];
+  /** Extra namespaces (the `main` one always exists). */
+  namespaces?: NamespaceDef[];
+  existingPods?: ExistingPodDef[];
+  /** Incoming pods, in creation order. */
+  pods: PodDef[];
+  rules?: RuleDef[];
+  objects?: FutureObjects;
+  /**
+   * Node label values of these keys are prefixed with the run id so domains never overlap across runs
+   * (default: topology.kubernetes.io/zone and topology.kubernetes.io/region).
+   */
+  prefixValuesOf?: string[];
+  /**
+   * Label keys replaced by a run-unique key everywhere (nodes and pods): for PodTopologySpread with
+   * nodeAffinityPolicy: Ignore, which counts domains on every node in the cluster having the key.
+   */
+  privateKeys?: string[];
+  /** The outcome both engines must produce (checked against kube-scheduler too: validates the scenario). */
+  expect?: Expectation;
+  /** A load-aware scenario where nodeload must differ from kube-scheduler, in a documented way. */
+  expectDifference?: {
+    why: string;
+    /** nodeload's expected outcome; replaces the comparison with kube-scheduler's. */
+    nodeload: Expectation;
+  };
+}
+
+/** The placement of one incoming pod after a run. */
+export interface PodOutcome {
+  pod: string;
+  /** Logical node name, when bound. */
+  node?: string;
+  /** PodScheduled=False reason/message, when not bound. */
+  unschedulable?: { reason: string; message: string };
+}
