@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects: `unit` (fast, no cluster: src/ and the dashboard's pure code), `integration` (one real
+// Three projects: `unit` (fast, no cluster: src/, the dashboard's pure code, test/cluster's renderers), `integration` (one real
 // local control plane per run, started by test/integration/global-setup.ts) and `browser` (Debian's
 // Chromium against a gateway serving the built dashboard). 2 workers: this runs on 2 cores and the
 // control plane needs CPU too.
@@ -13,7 +13,13 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['src/**/*.test.ts', 'web/src/**/*.test.ts'],
+          // test/cluster's own tests render manifests and need no cluster.
+          include: [
+            'src/**/*.test.ts',
+            'web/src/**/*.test.ts',
+            'test/cluster/**/*.test.ts',
+            'test/differential/**/*.test.ts',
+          ],
           environment: 'node',
         },
       },

@@ -18,12 +18,12 @@ export function allComponents(): ComponentFactory[] {
   let scheduler: Scheduler | undefined;
   return [
     (ctx) => {
-      const c = operatorComponent(ctx, { leader: ctx.leader });
+      const c = operatorComponent(ctx);
       operator = c.operator;
       return c;
     },
     (ctx) => {
-      const c = schedulerComponent(ctx, { leader: ctx.leader });
+      const c = schedulerComponent(ctx);
       scheduler = c.scheduler;
       return c;
     },

@@ -109,10 +109,6 @@ export function notAcceptable(accept: string): ApiError {
   );
 }
 
-export function expired(message: string): ApiError {
-  return new ApiError(failureStatus(410, 'Expired', message));
-}
-
 export function methodNotAllowed(method: string): ApiError {
   return new ApiError(
     failureStatus(

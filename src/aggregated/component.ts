@@ -1,7 +1,8 @@
 /**
  * The aggregated API as a gateway component: nodeload.example.com/v1alpha1 on the kube-facing HTTPS
- * port (behind the aggregator, see registration.ts) and GET /api/node-load on the user-facing port,
- * both served from one NodeLoadStore kept current from the shared cache and load tracker.
+ * port (behind the aggregator: manifests/aggregated; test/cluster/apiservice.ts registers a local
+ * gateway) and GET /api/node-load on the user-facing port, both served from one NodeLoadStore kept
+ * current from the shared cache and load tracker.
  */
 import { AuthorizationV1Api, CoreV1Api, type V1SubjectAccessReview } from '@kubernetes/client-node';
 import { Gauge } from 'prom-client';

@@ -2,6 +2,7 @@
  * Fixtures for the aggregated API's unit tests: nodes, loads and rules built through the same
  * conversions and load model as production, and in-memory sources for a NodeLoadStore.
  */
+import { NOW, rawNode } from '../../test/kit/objects.js';
 import { toNodeInfo, toPodInfo } from '../cluster/convert.js';
 import type { NodeInfo } from '../cluster/model.js';
 import { computeNodeLoad } from '../load/model.js';
@@ -11,23 +12,13 @@ import type { NodeLoadRule } from '../rules/types.js';
 import type { NodeLoadSources } from './store.js';
 
 export const CREATED = '2026-11-29T10:00:00Z';
-export const NOW = Date.parse('2026-11-29T12:00:00Z');
+export { NOW };
 
 export function nodeInfo(
   name: string,
   opts: { cpu?: string; memory?: string; labels?: Record<string, string>; created?: string } = {},
 ): NodeInfo {
-  const resources = { cpu: opts.cpu ?? '4', memory: opts.memory ?? '8Gi', pods: '110' };
-  return toNodeInfo({
-    metadata: {
-      name,
-      uid: `uid-${name}`,
-      resourceVersion: '1',
-      labels: opts.labels ?? {},
-      creationTimestamp: opts.created ?? CREATED,
-    },
-    status: { capacity: resources, allocatable: resources, conditions: [{ type: 'Ready', status: 'True' }] },
-  });
+  return toNodeInfo(rawNode(name, { ...opts, created: opts.created ?? CREATED }));
 }
 
 /** A requests-based load from pods with these requests bound to the node. */

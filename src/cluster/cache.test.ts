@@ -143,6 +143,7 @@ describe('ClusterCache', () => {
     expect(made.map((m) => [m.spec.name, m.spec.path, m.started])).toEqual([
       ['nodes', '/api/v1/nodes', true],
       ['pods', '/api/v1/pods', true],
+      ['namespaces', '/api/v1/namespaces', true],
       ['nodeloadrules', '/apis/example.com/v1/nodeloadrules', true],
     ]);
   });
@@ -251,6 +252,7 @@ describe('ClusterCache', () => {
     });
     get('nodes').sync();
     get('pods').sync();
+    get('namespaces').sync();
     await flush();
     expect(ready).toBe(false);
     expect(cache.isReady()).toBe(false);
@@ -303,6 +305,7 @@ describe('ClusterCache', () => {
     const { cache, get, made } = setup({ metricsServed: async () => false });
     get('nodes').sync();
     get('pods').sync();
+    get('namespaces').sync();
     get('nodeloadrules').sync();
     await cache.ready();
     expect(made.some((m) => m.spec.name === 'nodemetrics')).toBe(false);
@@ -327,6 +330,7 @@ describe('ClusterCache', () => {
     expect(made.map((m) => [m.spec.name, m.stopped])).toEqual([
       ['nodes', true],
       ['pods', true],
+      ['namespaces', true],
       ['nodeloadrules', true],
       ['nodemetrics', true],
     ]);

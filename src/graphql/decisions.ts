@@ -5,7 +5,13 @@
  * subscriber. Fields are plain property reads; the few derived ones (a candidate's verdict) come from
  * `candidateViews`, memoized per decision object, so N subscribers cost one derivation, not N.
  */
-import type { Candidate, Decision, DecisionRule } from '../scheduler/explain.js';
+import type {
+  Candidate,
+  Decision,
+  DecisionPreemption,
+  DecisionRule,
+  PreemptionVictim,
+} from '../scheduler/explain.js';
 import type { FilterReason } from '../scheduler/framework/types.js';
 import type {
   BurstCheck,
@@ -62,10 +68,12 @@ export function candidateViews(decision: Decision): CandidateView[] {
 const FilterReasonRef = builder.objectRef<FilterReason>('FilterReason').implement({
   fields: (t) => ({
     plugin: t.exposeString('plugin', {
-      description: 'The scheduler plugin that failed the node, named as kube-scheduler names it (NodeResourcesFit, InterPodAffinity, …) or nodeload\'s own (NodeLoadRules, BurstGuard).',
+      description:
+        "The scheduler plugin that failed the node, named as kube-scheduler names it (NodeResourcesFit, InterPodAffinity, …) or nodeload's own (NodeLoadRules, BurstGuard).",
     }),
     code: t.exposeString('code', {
-      description: 'Machine-readable reason: InsufficientCPU, TaintNotTolerated, AntiAffinityRulesNotMatch, RuleCPUExceeded, …',
+      description:
+        'Machine-readable reason: InsufficientCPU, TaintNotTolerated, AntiAffinityRulesNotMatch, RuleCPUExceeded, …',
     }),
     unresolvable: t.boolean({
       description: 'UnschedulableAndUnresolvable: evicting pods from this node would not help.',
@@ -161,7 +169,7 @@ const CandidateRef = builder.objectRef<CandidateView>('Candidate').implement({
     }),
     scores: t.field({
       type: [ScoreContributionRef],
-      description: 'Each Score plugin\'s contribution (empty for infeasible nodes).',
+      description: "Each Score plugin's contribution (empty for infeasible nodes).",
       resolve: (v) => v.candidate.scores ?? [],
     }),
     rank: t.int({
@@ -182,6 +190,36 @@ const DecisionRuleRef = builder.objectRef<DecisionRule>('DecisionRule').implemen
     maxCPU: t.exposeFloat('maxCPU'),
     maxMemory: t.exposeFloat('maxMemory'),
     burst: t.field({ type: BurstGuardRef, nullable: true, resolve: (r) => r.burst ?? null }),
+  }),
+});
+
+const PreemptionVictimRef = builder.objectRef<PreemptionVictim>('PreemptionVictim').implement({
+  description: 'A pod evicted to make room for the preemptor.',
+  fields: (t) => ({
+    namespace: t.exposeString('namespace'),
+    name: t.exposeString('name'),
+    priority: t.exposeInt('priority'),
+  }),
+});
+
+const PreemptionRef = builder.objectRef<DecisionPreemption>('Preemption').implement({
+  description: 'What DefaultPreemption (PostFilter) did when no node fit the pod.',
+  fields: (t) => ({
+    node: t.string({
+      nullable: true,
+      description:
+        'The node the pod was nominated to (status.nominatedNodeName); null when preemption found none.',
+      resolve: (p) => p.node ?? null,
+    }),
+    victims: t.field({
+      type: [PreemptionVictimRef],
+      description: 'The pods evicted from `node`, most important first.',
+      resolve: (p) => p.victims,
+    }),
+    message: t.exposeString('message', {
+      description:
+        'What preemption did, or why it could not help ("preemption: 0/3 nodes are available: …").',
+    }),
   }),
 });
 
@@ -224,5 +262,11 @@ export const DecisionRef = builder.objectRef<Decision>('SchedulingDecision').imp
       resolve: (d) => d.rebuilt ?? false,
     }),
     candidatesOmitted: t.int({ resolve: (d) => d.candidatesOmitted ?? 0 }),
+    preemption: t.field({
+      type: PreemptionRef,
+      nullable: true,
+      description: 'Set when no node fit and preemption ran (not kept across a restart).',
+      resolve: (d) => d.preemption ?? null,
+    }),
   }),
 });

@@ -1,7 +1,8 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { rawNode, rawPod, rawRule } from '../../test/kit/objects.js';
 import { createGraphQLYoga } from './server.js';
-import { FixtureCluster, fixtureSources, post, rawNode, rawPod, rawRule } from './testing.js';
+import { FixtureCluster, fixtureSources, post } from './testing.js';
 
 const log = pino({ level: 'silent' });
 let cluster: FixtureCluster;

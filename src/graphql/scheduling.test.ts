@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { rawNode, rawPod, rawRule } from '../../test/kit/objects.js';
 import { createGraphQLYoga } from './server.js';
 import {
   decisionFixture,
@@ -8,9 +9,6 @@ import {
   FixtureCluster,
   fixtureSources,
   post,
-  rawNode,
-  rawPod,
-  rawRule,
 } from './testing.js';
 
 const log = pino({ level: 'silent' });

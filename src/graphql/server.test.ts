@@ -1,10 +1,11 @@
 import { Writable } from 'node:stream';
 import { getIntrospectionQuery } from 'graphql';
 import { afterEach, describe, expect, it } from 'vitest';
+import { rawNode, rawPod, rawRule } from '../../test/kit/objects.js';
 import { componentLogger, createLogger } from '../server/log.js';
 import { EXAMPLE_OPERATIONS } from './examples.js';
 import { createGraphQLYoga } from './server.js';
-import { FakeScheduling, FixtureCluster, fixtureSources, post, rawNode, rawPod, rawRule } from './testing.js';
+import { FakeScheduling, FixtureCluster, fixtureSources, post } from './testing.js';
 
 let cluster: FixtureCluster;
 

@@ -1,5 +1,7 @@
+import { parse } from 'graphql';
 import { createPubSub, createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
+import { IN_PROCESS_URL, sseSubscribe } from '../../test/kit/graphql.js';
 import {
   expandSharedPayloads,
   serialisedOf,
@@ -8,7 +10,7 @@ import {
   useSharedSubscriptions,
 } from './shared-subscriptions.js';
 
-function harness() {
+function harness(opts: { subscriberBuffer?: number } = {}) {
   const calls = { subscribe: 0, label: 0 };
   const pubSub = createPubSub<{ tick: [number] }>();
   const yoga = createYoga({
@@ -36,50 +38,16 @@ function harness() {
         },
       },
     }),
-    plugins: [useSharedSubscriptions()],
+    plugins: [useSharedSubscriptions(opts)],
     logging: false,
   });
   return { yoga, pubSub, calls };
 }
 
-/** Opens an SSE subscription through yoga.fetch and collects its `data:` payloads as raw text. */
+/** An SSE subscription through yoga.fetch; `events` holds each payload's bytes as sent. */
 async function sse(yoga: ReturnType<typeof harness>['yoga'], query: string, variables: object = {}) {
-  const controller = new AbortController();
-  const res = await yoga.fetch('http://yoga/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify({ query, variables }),
-    signal: controller.signal,
-  });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  const events: string[] = [];
-  let buffer = '';
-  const reading = (async () => {
-    for (;;) {
-      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
-      if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      let end = buffer.indexOf('\n\n');
-      while (end >= 0) {
-        const data = buffer
-          .slice(0, end)
-          .split('\n')
-          .find((l) => l.startsWith('data: '));
-        if (data) events.push(data.slice(6));
-        buffer = buffer.slice(end + 2);
-        end = buffer.indexOf('\n\n');
-      }
-    }
-  })();
-  return {
-    events,
-    close: async () => {
-      controller.abort();
-      await reader.cancel().catch(() => undefined);
-      await reading;
-    },
-  };
+  const sub = await sseSubscribe(yoga, IN_PROCESS_URL, query, { ...variables });
+  return { events: sub.raw, close: () => sub.close() };
 }
 
 const waitUntil = async (check: () => boolean) => {
@@ -119,6 +87,64 @@ describe('useSharedSubscriptions', () => {
     await waitUntil(() => c.events.length === 1);
     expect(JSON.parse(c.events[0] ?? '')).toEqual({ data: { tick: { n: 2 } } });
     await c.close();
+  });
+});
+
+describe('a slow subscriber', () => {
+  it('fails its own stream once it falls a buffer and a push queue behind, and the others go on', async () => {
+    const { yoga, pubSub, calls } = harness({ subscriberBuffer: 10 });
+    const env = yoga.getEnveloped({ request: new Request('http://yoga/graphql') } as never);
+    const subscribe = async () =>
+      (await env.subscribe({
+        schema: env.schema,
+        document: parse('subscription { tick { n } }'),
+        contextValue: await env.contextFactory(),
+      })) as AsyncIterableIterator<unknown>;
+    const fast = await subscribe();
+    const slow = await subscribe();
+    // Both are listening once each asked for a first result; the fast one reads on, the slow one stops.
+    const firstSlow = slow.next();
+    const fastSeen: unknown[] = [];
+    const fastReading = (async () => {
+      for (;;) {
+        const r = await fast.next();
+        if (r.done) return;
+        fastSeen.push(r.value);
+      }
+    })();
+    await waitUntil(() => calls.subscribe === 1);
+    // 10 buffered + 1,024 queued pushes (Repeater's limit) + the one that resolved firstSlow.
+    const overflow = 10 + 1024 + 1;
+    const total = overflow + 100;
+    for (let n = 1; n <= total; n++) {
+      pubSub.publish('tick', n);
+      // Let the execution keep up with the bus (its own source buffer is stream.ts's business).
+      if (n % 100 === 0) await new Promise((r) => setImmediate(r));
+    }
+
+    await waitUntil(() => fastSeen.length === total);
+    expect(fastSeen.at(-1)).toEqual({ data: { tick: { n: total } } });
+
+    expect(await firstSlow).toEqual({ value: { data: { tick: { n: 1 } } }, done: false });
+    let delivered = 1;
+    let failure: unknown;
+    try {
+      for (;;) {
+        const r = await slow.next();
+        if (r.done) break;
+        delivered++;
+      }
+    } catch (err) {
+      failure = err;
+    }
+    // Everything it had buffered arrives, then the error; nothing is silently skipped.
+    expect(delivered).toBe(overflow);
+    expect(failure).toBeInstanceOf(Error);
+    // The fast one was not failed with it: it still gets what comes next.
+    pubSub.publish('tick', total + 1);
+    await waitUntil(() => fastSeen.length === total + 1);
+    await fast.return?.();
+    await fastReading;
   });
 });
 

@@ -7,6 +7,13 @@
  *
  * Sharing an execution means sharing its context: fine here, where resolvers read the gateway's live
  * state and nothing per user (no auth scopes on subscription fields).
+ *
+ * Slow clients. The one execution is never held back by a subscriber: each subscriber has its own
+ * buffer of `subscriberBuffer` results (default 10,000). A subscriber that falls further behind (plus
+ * the 1,024 pending pushes a Repeater queues beyond its buffer) has its own stream failed with an
+ * error instead of silently losing events: it knows to resubscribe and refetch. The others go on.
+ * Events are dropped only before execution, when the shared execution itself falls behind the bus
+ * (stream.ts: the oldest go first).
  */
 import type { ExecutionResult } from 'graphql';
 import { print } from 'graphql/language/printer.js';
@@ -34,14 +41,14 @@ export function serialisedOf(value: unknown): string | undefined {
   return typeof value === 'object' && value !== null ? (value as Shared)[SERIALISED]?.() : undefined;
 }
 
-/** Events a subscriber may fall behind by before its stream fails (rather than silently dropping any). */
+/** Results a subscriber may fall behind by before its stream fails (rather than silently dropping any). */
 const SUBSCRIBER_BUFFER = 10_000;
 
 interface Hub {
   subscribe(): AsyncIterableIterator<ExecutionResult>;
 }
 
-function createHub(source: AsyncIterable<ExecutionResult>, onClosed: () => void): Hub {
+function createHub(source: AsyncIterable<ExecutionResult>, bufferSize: number, onClosed: () => void): Hub {
   type Listener = { push: (r: ExecutionResult) => unknown; stop: (err?: unknown) => unknown };
   const listeners = new Set<Listener>();
   const iterator = source[Symbol.asyncIterator]();
@@ -59,7 +66,16 @@ function createHub(source: AsyncIterable<ExecutionResult>, onClosed: () => void)
         const next = await iterator.next();
         if (next.done) break;
         const shared = shareSerialisation(next.value);
-        for (const l of listeners) void Promise.resolve(l.push(shared)).catch((err) => l.stop(err));
+        for (const l of listeners) {
+          try {
+            void Promise.resolve(l.push(shared)).catch((err) => l.stop(err));
+          } catch (err) {
+            // Repeater throws synchronously once this subscriber's buffer and push queue are full:
+            // fail this subscriber alone, not the execution every other subscriber shares.
+            listeners.delete(l);
+            l.stop(err);
+          }
+        }
       }
       for (const l of listeners) l.stop();
     } catch (err) {
@@ -80,7 +96,7 @@ function createHub(source: AsyncIterable<ExecutionResult>, onClosed: () => void)
         await stop;
         listeners.delete(listener);
         if (listeners.size === 0) await close();
-      }, new FixedBuffer(SUBSCRIBER_BUFFER)),
+      }, new FixedBuffer(bufferSize)),
   };
 }
 
@@ -89,7 +105,8 @@ function isAsyncIterable(v: unknown): v is AsyncIterable<ExecutionResult> {
 }
 
 /** The envelop plugin: identical subscriptions share one execution and one serialisation per event. */
-export function useSharedSubscriptions(): Plugin {
+export function useSharedSubscriptions(opts: { subscriberBuffer?: number } = {}): Plugin {
+  const bufferSize = opts.subscriberBuffer ?? SUBSCRIBER_BUFFER;
   const hubs = new Map<string, Promise<Hub | undefined>>();
   return {
     onSubscribe({ subscribeFn, setSubscribeFn }) {
@@ -109,7 +126,7 @@ export function useSharedSubscriptions(): Plugin {
               hubs.delete(key);
               return undefined;
             }
-            return createHub(source, () => {
+            return createHub(source, bufferSize, () => {
               if (hubs.get(key) === hub) hubs.delete(key);
             });
           })();

@@ -1,7 +1,8 @@
 /** Adapters from the gateway's live objects to the read-only sources the resolvers use (context.ts). */
-import type { RuleCache } from '../rules/kind.js';
+
 import type { LoadTracker } from '../load/tracker.js';
 import type { Operator } from '../operator/operator.js';
+import type { RuleCache } from '../rules/kind.js';
 import { ruleKey } from '../rules/rule.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { ClusterSource, LoadSourceView, RuleSource } from './context.js';

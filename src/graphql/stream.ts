@@ -1,10 +1,13 @@
 /**
- * Turns a bus subscription into the AsyncIterable a GraphQL subscription returns.
+ * Turns a bus subscription into the AsyncIterable a GraphQL subscription returns: the source of one
+ * execution, which shared-subscriptions.ts shares among every subscriber of the same operation.
  *
  * The listener only filters and pushes the event object it was given — the same reference every
- * other subscriber receives — so fan-out costs one predicate call per subscriber and no copies.
- * A sliding buffer bounds what a slow client can hold: when it falls `bufferSize` events behind,
+ * other listener receives — so fan-out costs one predicate call per execution and no copies.
+ * A sliding buffer bounds what the execution can fall behind the bus by: past `bufferSize` events,
  * the oldest are dropped instead of growing memory (or hitting Repeater's 1024-pending-push limit).
+ * Slow clients do not fill this buffer: the shared execution reads on regardless of them, and each
+ * subscriber's own buffer (shared-subscriptions.ts) fails that subscriber's stream, dropping nothing.
  */
 import { Repeater, SlidingBuffer } from 'graphql-yoga';
 

@@ -1,16 +1,9 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { IN_PROCESS_URL, sseSubscribe } from '../../test/kit/graphql.js';
+import { rawNode, rawPod } from '../../test/kit/objects.js';
 import { createGraphQLYoga } from './server.js';
-import {
-  decisionFixture,
-  FakeScheduling,
-  FixtureCluster,
-  fixtureSources,
-  rawNode,
-  rawPod,
-  sseSubscribe,
-  until,
-} from './testing.js';
+import { decisionFixture, FakeScheduling, FixtureCluster, fixtureSources, until } from './testing.js';
 
 const log = pino({ level: 'silent' });
 let cluster: FixtureCluster;
@@ -29,11 +22,17 @@ describe('Subscription.schedulingEvents over SSE', () => {
     const { yoga, scheduling } = setup();
     const shop = await sseSubscribe(
       yoga,
+      IN_PROCESS_URL,
       'subscription { schedulingEvents(namespace: "shop") { id pod node result } }',
     );
-    const onB = await sseSubscribe(yoga, 'subscription($n: String) { schedulingEvents(node: $n) { pod } }', {
-      n: 'node-b',
-    });
+    const onB = await sseSubscribe(
+      yoga,
+      IN_PROCESS_URL,
+      'subscription($n: String) { schedulingEvents(node: $n) { pod } }',
+      {
+        n: 'node-b',
+      },
+    );
     expect(shop.contentType).toContain('text/event-stream');
     const firstShop = shop.next();
     const firstB = onB.next();
@@ -86,6 +85,7 @@ describe('Subscription.nodeLoadUpdates', () => {
     const { yoga } = setup();
     const sub = await sseSubscribe(
       yoga,
+      IN_PROCESS_URL,
       'subscription { nodeLoadUpdates(names: ["node-a"]) { node removed load { cpuPercent podCount } } }',
     );
     const first = sub.next();

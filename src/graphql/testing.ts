@@ -1,15 +1,23 @@
 /**
  * Test support (used by the *.test.ts files here): a real ClusterCache fed with fixture API objects
- * through a fake informer factory, a real LoadTracker on it, and a scheduling source over a real
- * DecisionHistory. Lets unit tests run the schema on the same data path as production, without sockets.
+ * (test/kit/objects.ts) through a fake informer factory, a real LoadTracker on it, and a scheduling
+ * source over a real DecisionHistory. Lets unit tests run the schema on the same data path as
+ * production, without sockets. GraphQL over SSE: test/kit/graphql.ts.
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
+import {
+  type FetchTarget,
+  type GraphQLResponse,
+  IN_PROCESS_URL,
+  postGraphQL,
+} from '../../test/kit/graphql.js';
+import { idleInformerStats, NOW } from '../../test/kit/objects.js';
 import { ClusterCache, type InformerFactory, type ResourceName } from '../cluster/cache.js';
-import { NODE_LOAD_RULE_KIND, type RuleCache } from '../rules/kind.js';
 import type { InformerHandlers, KubeObject } from '../cluster/informer.js';
 import { EventBus } from '../events/bus.js';
 import { LoadTracker } from '../load/tracker.js';
+import { NODE_LOAD_RULE_KIND, type RuleCache } from '../rules/kind.js';
 import { rulesForPod } from '../rules/rule.js';
 import type { NodeLoadRule, RuleEvaluation } from '../rules/types.js';
 import {
@@ -28,97 +36,6 @@ import type { GraphQLSources } from './context.js';
 import type { SchedulingSource } from './scheduling-source.js';
 import { clusterSource, loadSource, ruleSource } from './sources.js';
 
-export const NOW = Date.parse('2026-11-29T12:00:00Z');
-
-export function rawNode(
-  name: string,
-  o: {
-    cpu?: string;
-    memory?: string;
-    pods?: string;
-    labels?: Record<string, string>;
-    ready?: boolean;
-    unschedulable?: boolean;
-    taints?: unknown[];
-  } = {},
-): KubeObject {
-  const resources = { cpu: o.cpu ?? '4', memory: o.memory ?? '8Gi', pods: o.pods ?? '110' };
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: {
-      name,
-      uid: `uid-${name}`,
-      resourceVersion: '1',
-      labels: o.labels ?? {},
-      creationTimestamp: '2026-11-01T00:00:00Z',
-    },
-    spec: { unschedulable: o.unschedulable ?? false, taints: o.taints ?? [] },
-    status: {
-      capacity: resources,
-      allocatable: resources,
-      conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }],
-    },
-  };
-}
-
-export function rawPod(
-  namespace: string,
-  name: string,
-  o: {
-    node?: string;
-    cpu?: string;
-    memory?: string;
-    labels?: Record<string, string>;
-    phase?: string;
-    priority?: number;
-  } = {},
-): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      namespace,
-      name,
-      uid: `uid-${namespace}-${name}`,
-      resourceVersion: '1',
-      labels: o.labels ?? {},
-      creationTimestamp: '2026-11-29T11:00:00Z',
-    },
-    spec: {
-      nodeName: o.node,
-      schedulerName: 'nodeload-scheduler',
-      priority: o.priority ?? 0,
-      containers: [
-        { name: 'c', resources: { requests: { cpu: o.cpu ?? '100m', memory: o.memory ?? '128Mi' } } },
-      ],
-    },
-    status: { phase: o.phase ?? (o.node ? 'Running' : 'Pending') },
-  };
-}
-
-export function rawRule(
-  namespace: string,
-  name: string,
-  spec: Record<string, unknown>,
-  status?: unknown,
-): KubeObject {
-  return {
-    apiVersion: 'example.com/v1',
-    kind: 'NodeLoadRule',
-    metadata: {
-      namespace,
-      name,
-      uid: `uid-rule-${name}`,
-      generation: 1,
-      resourceVersion: '1',
-      creationTimestamp: '2026-11-02T00:00:00Z',
-    },
-    spec,
-    ...(status ? { status } : {}),
-  };
-}
-
 type Handlers = Required<InformerHandlers<KubeObject>>;
 
 /** A ClusterCache whose informers are driven by hand. */
@@ -135,15 +52,7 @@ export class FixtureCluster {
         stop() {},
         synced: Promise.resolve(),
         hasSynced: () => true,
-        stats: {
-          lists: 0,
-          watches: 0,
-          restarts: 0,
-          silentRestarts: 0,
-          expired: 0,
-          watchTimeouts: 0,
-          events: { added: 0, modified: 0, deleted: 0, bookmark: 0, error: 0 },
-        },
+        stats: idleInformerStats(),
       };
     };
     this.cache = new ClusterCache({
@@ -281,23 +190,13 @@ export function decisionFixture(o: Partial<Decision> & { namespace: string; pod:
   };
 }
 
-export interface GraphQLResponse<T = Record<string, unknown>> {
-  data?: T | null;
-  errors?: { message: string; path?: string[]; extensions?: Record<string, unknown> }[];
-}
-
 /** POSTs an operation to the yoga instance in-process (no socket). */
-export async function post<T = Record<string, unknown>>(
-  yoga: { fetch: (url: string, init: RequestInit) => Promise<Response> | Response },
+export function post<T = Record<string, unknown>>(
+  yoga: FetchTarget,
   query: string,
   variables?: Record<string, unknown>,
 ): Promise<GraphQLResponse<T>> {
-  const res = await yoga.fetch('http://yoga/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  return (await res.json()) as GraphQLResponse<T>;
+  return postGraphQL<T>(yoga, IN_PROCESS_URL, query, variables);
 }
 
 /** A decision for a pod of the fixture cluster, explained by the scheduler's own filter and score. */
@@ -336,52 +235,6 @@ export function explainedDecision(
     candidates,
     ...o,
   });
-}
-
-/** An SSE subscription over yoga.fetch: `next()` resolves with each `event: next` payload. */
-export async function sseSubscribe(
-  yoga: { fetch: (url: string, init: RequestInit) => Promise<Response> | Response },
-  query: string,
-  variables?: Record<string, unknown>,
-) {
-  const abort = new AbortController();
-  const res = await yoga.fetch('http://yoga/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify({ query, variables }),
-    signal: abort.signal,
-  });
-  if (!res.body) throw new Error(`no SSE body (HTTP ${res.status})`);
-  // Read the body itself: piping yoga's ponyfilled stream through a native TextDecoderStream would not
-  // pass a cancel back to it, and the subscription would outlive close().
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  return {
-    status: res.status,
-    contentType: res.headers.get('content-type'),
-    /** The next `data:` of an `event: next` message (pings and other events skipped). */
-    async next(): Promise<GraphQLResponse> {
-      for (;;) {
-        const end = buffer.indexOf('\n\n');
-        if (end >= 0) {
-          const message = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const lines = message.split('\n');
-          if (!lines.includes('event: next')) continue;
-          const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
-          return JSON.parse(data.join('\n')) as GraphQLResponse;
-        }
-        const chunk = await reader.read();
-        if (chunk.done) throw new Error('SSE stream ended');
-        buffer += decoder.decode(chunk.value, { stream: true });
-      }
-    },
-    async close() {
-      abort.abort();
-      await reader.cancel().catch(() => {});
-    },
-  };
 }
 
 /** Resolves once `check` holds, re-checking on each turn of the event loop (no timers to tune). */

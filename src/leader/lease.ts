@@ -197,7 +197,6 @@ function describe(err: unknown): string {
 }
 
 export class LeaderElector {
-  readonly name = 'leader';
   readonly identity: string;
   private readonly coordination: CoordinationV1Api;
   private readonly core: CoreV1Api;

@@ -64,10 +64,6 @@ function freshSampleMs(metrics: NodeMetricsInfo, now: number, options: LoadOptio
   return sample !== undefined && now - sample <= options.metricsStalenessSeconds * 1000 ? sample : undefined;
 }
 
-export function isMetricsFresh(metrics: NodeMetricsInfo, now: number, options: LoadOptions): boolean {
-  return freshSampleMs(metrics, now, options) !== undefined;
-}
-
 /**
  * A node's load from the pods bound to it and its NodeMetrics sample.
  * Terminal pods no longer count; deleting pods do until they are gone (their containers may still run).

@@ -1,10 +1,11 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { idleInformerStats } from '../../test/kit/objects.js';
 import { ClusterCache, type InformerFactory, type ResourceName } from '../cluster/cache.js';
-import { PLAIN_RULE_KIND } from '../cluster/testing.js';
 import { toPodInfo } from '../cluster/convert.js';
 import type { InformerHandlers, KubeObject } from '../cluster/informer.js';
+import { PLAIN_RULE_KIND } from '../cluster/testing.js';
 import { type LoadChange, LoadTracker } from './tracker.js';
 import type { LoadOptions } from './types.js';
 
@@ -25,7 +26,7 @@ async function setup(opts: { metricsServed?: boolean; options?: LoadTrackerOptio
       resolve = r;
     });
     fakes.set(spec.name, { h: h as Required<InformerHandlers<KubeObject>>, sync: () => resolve() });
-    return { start() {}, stop() {}, synced, hasSynced: () => false, stats: NO_STATS };
+    return { start() {}, stop() {}, synced, hasSynced: () => false, stats: idleInformerStats() };
   };
   const served = { value: opts.metricsServed ?? false };
   const cache = new ClusterCache({
@@ -53,16 +54,6 @@ async function setup(opts: { metricsServed?: boolean; options?: LoadTrackerOptio
 }
 
 const flush = () => new Promise((r) => setImmediate(r));
-
-const NO_STATS = {
-  lists: 0,
-  watches: 0,
-  restarts: 0,
-  silentRestarts: 0,
-  expired: 0,
-  watchTimeouts: 0,
-  events: { added: 0, modified: 0, deleted: 0, bookmark: 0, error: 0 },
-};
 
 type LoadTrackerOptionsArg = ConstructorParameters<typeof LoadTracker>[0]['options'];
 

@@ -1,21 +1,13 @@
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { NodeLoadRuleEntry as RuleEntry, RuleClusterTopics as ClusterTopics } from '../rules/kind.js';
+import { FakeCluster, FakeLoads } from '../../test/kit/fake-cluster.js';
+import { FakeLeader } from '../../test/kit/fake-leader.js';
+import { NOW } from '../../test/kit/objects.js';
 import { toNodeInfo, toPodInfo } from '../cluster/convert.js';
-import { type NodeInfo, type PodInfo, podKey } from '../cluster/model.js';
-import { EventBus } from '../events/bus.js';
-import { loadAt } from '../load/testing.js';
-import type { LoadTopics } from '../load/tracker.js';
-import type { NodeLoad } from '../load/types.js';
 import type { NodeLoadRule, RuleStatus } from '../rules/types.js';
 import type { EventObject, RuleWriter } from './kube.js';
-import { Operator, type OperatorCache, type OperatorLoads } from './operator.js';
-
-const T0 = Date.parse('2026-11-29T12:00:00Z');
-
-const load = (name: string, cpuPercent: number, memoryPercent = 10): NodeLoad =>
-  loadAt(name, cpuPercent, memoryPercent);
+import { Operator } from './operator.js';
 
 function makeRule(name: string, spec: Partial<NodeLoadRule['spec']> = {}, rv = '1'): NodeLoadRule {
   return {
@@ -27,86 +19,6 @@ function makeRule(name: string, spec: Partial<NodeLoadRule['spec']> = {}, rv = '
     creationTimestamp: '2026-11-29T00:00:00Z',
     spec: { maxCPU: 80, maxMemory: 80, allowedNodes: [], ...spec },
   };
-}
-
-class FakeCluster implements OperatorCache {
-  readonly bus = new EventBus<ClusterTopics>();
-  readonly loadBus = new EventBus<LoadTopics>();
-  readonly nodes = new Map<string, NodeInfo>();
-  readonly rules = new Map<string, RuleEntry>();
-  readonly loads = new Map<string, NodeLoad>();
-  readonly pods = new Map<string, Map<string, PodInfo>>();
-  private rv = 100;
-
-  constructor(nodeLoads: Record<string, number>) {
-    for (const [name, cpu] of Object.entries(nodeLoads)) {
-      this.nodes.set(
-        name,
-        toNodeInfo({ metadata: { name }, status: { allocatable: { cpu: '4', memory: '8Gi' } } }),
-      );
-      this.loads.set(name, load(name, cpu));
-    }
-  }
-
-  // The load tracker has a bus of its own.
-  get loadsView(): OperatorLoads {
-    return { bus: this.loadBus, all: () => this.loads };
-  }
-
-  podsOnNode(node: string): ReadonlyMap<string, PodInfo> {
-    return this.pods.get(node) ?? new Map();
-  }
-
-  ready(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  addRule(rule: NodeLoadRule): void {
-    const entry = { rule, raw: {} };
-    this.rules.set(`${rule.namespace}/${rule.name}`, entry);
-    this.bus.emit('rule', { type: 'add', new: entry });
-  }
-
-  /** What the informer does after a status write: a new resourceVersion carrying the status. */
-  echoStatus(key: string, status: RuleStatus, resourceVersion: string): void {
-    const old = this.rules.get(key);
-    if (!old) return;
-    const entry = { rule: { ...old.rule, status, resourceVersion }, raw: {} };
-    this.rules.set(key, entry);
-    this.bus.emit('rule', { type: 'update', old, new: entry });
-  }
-
-  deleteRule(key: string): void {
-    const old = this.rules.get(key);
-    this.rules.delete(key);
-    if (old) this.bus.emit('rule', { type: 'delete', old });
-  }
-
-  setLoad(name: string, cpu: number): void {
-    const previous = this.loads.get(name);
-    const next = load(name, cpu);
-    this.loads.set(name, next);
-    this.loadBus.emit('load', { node: name, load: next, previous });
-  }
-
-  nextRv(): string {
-    return String(++this.rv);
-  }
-}
-
-class FakeLeader {
-  private readonly bus = new EventBus<{ 'started-leading': undefined; 'stopped-leading': undefined }>();
-  constructor(private leading: boolean) {}
-  isLeader(): boolean {
-    return this.leading;
-  }
-  on(event: 'started-leading' | 'stopped-leading', fn: () => void): () => void {
-    return this.bus.on(event, fn);
-  }
-  set(leading: boolean): void {
-    this.leading = leading;
-    this.bus.emit(leading ? 'started-leading' : 'stopped-leading');
-  }
 }
 
 class FakeWriter implements RuleWriter {
@@ -134,13 +46,18 @@ class FakeWriter implements RuleWriter {
 }
 
 function setup(opts: { leading?: boolean; loads?: Record<string, number> } = {}) {
-  const cluster = new FakeCluster(opts.loads ?? { 'node-a': 40, 'node-b': 10, 'node-c': 70 });
+  const cluster = new FakeCluster();
+  const loads = new FakeLoads();
+  for (const [name, cpu] of Object.entries(opts.loads ?? { 'node-a': 40, 'node-b': 10, 'node-c': 70 })) {
+    cluster.addNode(toNodeInfo({ metadata: { name }, status: { allocatable: { cpu: '4', memory: '8Gi' } } }));
+    loads.setLoad(name, cpu);
+  }
   const leader = new FakeLeader(opts.leading ?? true);
   const writer = new FakeWriter(cluster);
   const registry = new Registry();
   const operator = new Operator({
     cache: cluster,
-    loads: cluster.loadsView,
+    loads,
     leader,
     writer,
     identity: 'test-instance',
@@ -148,14 +65,14 @@ function setup(opts: { leading?: boolean; loads?: Record<string, number> } = {})
     registry,
     now: () => Date.now(),
   });
-  return { cluster, leader, writer, registry, operator };
+  return { cluster, loads, leader, writer, registry, operator };
 }
 
 /** Lets the debounce (250 ms, max 2 s), the write and the watch echo run. */
 const settle = () => vi.advanceTimersByTimeAsync(3000);
 
 beforeEach(() => {
-  vi.useFakeTimers({ now: T0 });
+  vi.useFakeTimers({ now: NOW });
 });
 afterEach(() => {
   vi.useRealTimers();
@@ -163,7 +80,7 @@ afterEach(() => {
 
 describe('Operator as leader', () => {
   it('writes every rule status once, then stays quiet when nothing changes', async () => {
-    const { cluster, writer, operator } = setup();
+    const { cluster, loads, writer, operator } = setup();
     cluster.addRule(makeRule('web'));
     cluster.addRule(makeRule('batch', { maxCPU: 30 }));
     operator.start();
@@ -176,7 +93,7 @@ describe('Operator as leader', () => {
     expect(batch?.ineligibleNodes).toContainEqual({ node: 'node-c', reasons: ['cpu 70% > maxCPU 30%'] });
     // The echoes of our own writes come back as rule updates: they must not cause another write; nor
     // must a load change that moves no node across a limit or a whole point of headroom.
-    cluster.setLoad('node-b', 9.6);
+    loads.setLoad('node-b', 9.6);
     await settle();
     expect(writer.patches).toHaveLength(2);
     expect(writer.events).toEqual([]);
@@ -184,11 +101,11 @@ describe('Operator as leader', () => {
   });
 
   it('a node going over the limit: status rewritten and one NodeIneligible Warning; back under: NodeEligible', async () => {
-    const { cluster, writer, operator } = setup();
+    const { cluster, loads, writer, operator } = setup();
     cluster.addRule(makeRule('web'));
     operator.start();
     await settle();
-    cluster.setLoad('node-b', 95);
+    loads.setLoad('node-b', 95);
     await settle();
     expect(writer.patches).toHaveLength(2);
     expect(writer.patches[1]?.status.eligibleNodes).toEqual(['node-a', 'node-c']);
@@ -206,7 +123,7 @@ describe('Operator as leader', () => {
       name: 'web',
     });
     expect(writer.events[0]?.reportingInstance).toBe('test-instance');
-    cluster.setLoad('node-b', 20);
+    loads.setLoad('node-b', 20);
     await settle();
     expect(writer.events.map((e) => [e.reason, e.related.name])).toEqual([
       ['NodeIneligible', 'node-b'],
@@ -217,25 +134,25 @@ describe('Operator as leader', () => {
 
   it('coalesces a burst of load changes into one pass', async () => {
     // As a follower, so that no status echo causes a pass of its own.
-    const { cluster, operator } = setup({ leading: false });
+    const { cluster, loads, operator } = setup({ leading: false });
     cluster.addRule(makeRule('web'));
     operator.start();
     await settle();
     const passes: string[][] = [];
     operator.onChange((c) => passes.push(c.rules));
-    for (let i = 0; i < 20; i++) cluster.setLoad('node-a', 40 + i);
+    for (let i = 0; i < 20; i++) loads.setLoad('node-a', 40 + i);
     await settle();
     expect(passes).toEqual([['shop/web']]);
     await operator.stop();
   });
 
   it('retries a failed status write with backoff, and emits the Event only once it succeeded', async () => {
-    const { cluster, writer, operator } = setup();
+    const { cluster, loads, writer, operator } = setup();
     cluster.addRule(makeRule('web'));
     operator.start();
     await settle();
     writer.failNext = 2;
-    cluster.setLoad('node-b', 95);
+    loads.setLoad('node-b', 95);
     await vi.advanceTimersByTimeAsync(300);
     expect(writer.patches).toHaveLength(1);
     expect(writer.events).toEqual([]);
@@ -266,7 +183,7 @@ describe('Operator as leader', () => {
 
 describe('Operator as follower', () => {
   it('evaluates for the views but writes nothing until it leads, then reconciles everything', async () => {
-    const { cluster, leader, writer, operator } = setup({ leading: false });
+    const { cluster, loads, leader, writer, operator } = setup({ leading: false });
     cluster.addRule(makeRule('web', { allowedNodes: ['node-a', 'node-c'] }));
     operator.start();
     await settle();
@@ -283,7 +200,7 @@ describe('Operator as follower', () => {
       { node: 'node-b', reasons: ['not in allowedNodes'] },
     ]);
     leader.set(false);
-    cluster.setLoad('node-a', 99);
+    loads.setLoad('node-a', 99);
     await settle();
     expect(writer.patches).toHaveLength(1);
     await operator.stop();
@@ -299,9 +216,7 @@ describe('rebalanceHints', () => {
         spec: { nodeName: 'node-a', containers: [{ name: 'c' }] },
         status: { phase: 'Running' },
       });
-    const onA = new Map<string, PodInfo>();
-    for (const p of [pod('web-1', 'shop'), pod('other', 'elsewhere')]) onA.set(podKey(p), p);
-    cluster.pods.set('node-a', onA);
+    for (const p of [pod('web-1', 'shop'), pod('other', 'elsewhere')]) cluster.upsertPod(p);
     cluster.addRule(makeRule('web'));
     operator.start();
     await settle();

@@ -1,6 +1,7 @@
 /**
- * The scheduler's writes to the API server: pods/binding, the PodScheduled condition through the pod
- * status subresource, and events.k8s.io Events; plus reading those Events back to rebuild the history.
+ * The scheduler's writes to the API server: pods/binding, the PodScheduled condition and the nomination
+ * through the pod status subresource, preemption's evictions, and events.k8s.io Events; plus reading
+ * those Events back to rebuild the history.
  * Binds are awaited by the caller (it rate-limits them); condition patches and Events are fire-and-forget
  * through their own rate-limited, bounded, per-pod-coalescing write queue, so they never delay a bind.
  */
@@ -18,6 +19,7 @@ import type { PodInfo } from '../cluster/model.js';
 import type { Logger } from '../log.js';
 import { decisionEvent, decisionFromEvent } from './event-codec.js';
 import type { Decision } from './explain.js';
+import { evictVictim, preemptedEvent, type StatusIntent } from './preemption-writes.js';
 import { acquireToken, type TokenBucket } from './ratelimit.js';
 
 export type BindOutcome =
@@ -33,6 +35,16 @@ export interface SchedulerApi {
   bind(pod: PodInfo, node: string): Promise<BindOutcome>;
   /** Sets PodScheduled=False/Unschedulable with the message (asynchronously, best effort). */
   markUnschedulable(pod: PodInfo, message: string): void;
+  /** Sets status.nominatedNodeName (preemption made room there; asynchronously, best effort). */
+  nominate(pod: PodInfo, node: string): void;
+  /** Clears status.nominatedNodeName (asynchronously, best effort). */
+  clearNomination(pod: PodInfo): void;
+  /**
+   * Evicts a preemption victim as kube-scheduler does (asynchronously, best effort): the
+   * DisruptionTarget=True/PreemptionByScheduler condition, a graceful DELETE (the pod's own grace
+   * period), and a `Preempted` Event naming the preemptor.
+   */
+  preempt(victim: PodInfo, preemptor: PodInfo, node: string): void;
   /** Writes the decision's Event (asynchronously, best effort). */
   recordDecision(decision: Decision): void;
   /** The decisions recorded in Events by this scheduler (reportingController), newest last. */
@@ -108,16 +120,18 @@ class WriteQueue {
     private readonly log: Logger,
   ) {}
 
-  push(w: Write): void {
+  /** False when the queue is full and the write was dropped. */
+  push(w: Write): boolean {
     if (!this.pending.has(w.key) && this.pending.size >= this.maxPending) {
       this.dropped++;
       if (this.dropped % 100 === 1)
         this.log.warn({ dropped: this.dropped }, 'scheduler write queue full: dropping writes');
-      return;
+      return false;
     }
     this.pending.delete(w.key);
     this.pending.set(w.key, w);
     this.pump();
+    return true;
   }
 
   get size(): number {
@@ -180,6 +194,8 @@ export class KubeSchedulerApi implements SchedulerApi {
   private eventSeq = 0;
   /** The open FailedScheduling series per pod: repeats patch its count instead of creating Events. */
   private readonly series = new Map<string, { name: string; note: string; count: number; since: number }>();
+  /** Status writes queued per pod (namespace/name), merged until they run. */
+  private readonly statusIntents = new Map<string, StatusIntent>();
 
   constructor(private readonly opts: KubeSchedulerApiOptions) {
     this.core = opts.kubeConfig.makeApiClient(CoreV1Api);
@@ -213,20 +229,68 @@ export class KubeSchedulerApi implements SchedulerApi {
 
   markUnschedulable(pod: PodInfo, message: string): void {
     if (conditionUpToDate(pod, message)) return;
+    this.writeStatus(pod, { condition: { pod, message } });
+  }
+
+  nominate(pod: PodInfo, node: string): void {
+    this.writeStatus(pod, { nominated: node });
+  }
+
+  clearNomination(pod: PodInfo): void {
+    this.writeStatus(pod, { nominated: null });
+  }
+
+  /**
+   * The condition and the nomination of one pod travel in one status patch (as kube-scheduler's
+   * updatePod), so neither write's resourceVersion races the other: later calls merge into the write
+   * still queued.
+   */
+  private writeStatus(pod: PodInfo, change: Partial<StatusIntent>): void {
+    const key = `${pod.namespace}/${pod.name}`;
+    const intent: StatusIntent = { ...this.statusIntents.get(key), ...change, pod };
+    this.statusIntents.set(key, intent);
+    const queued = this.writes.push({ key: `status:${key}`, run: () => this.patchStatus(key) });
+    if (!queued) this.statusIntents.delete(key);
+  }
+
+  private async patchStatus(key: string): Promise<void> {
+    const intent = this.statusIntents.get(key);
+    this.statusIntents.delete(key);
+    if (!intent) return;
+    const { pod, condition, nominated } = intent;
+    const status = nominated === undefined ? {} : { nominatedNodeName: nominated };
+    // A condition carries its resourceVersion precondition; on a 409 (the pod moved on: the next attempt
+    // writes a fresh condition) the nomination still goes, without it.
+    const bodies: Json[] = [];
+    if (condition) {
+      const body = unschedulablePatch(condition.pod, condition.message, new Date());
+      bodies.push({ ...body, status: { ...body.status, ...status } });
+    }
+    if (nominated !== undefined) bodies.push({ status });
+    for (const body of bodies) {
+      try {
+        await this.core.patchNamespacedPodStatus(
+          { name: pod.name, namespace: pod.namespace, body },
+          setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+        );
+        return;
+      } catch (err) {
+        if (!(err instanceof ApiException && (err.code === 409 || err.code === 404))) throw err;
+        if (err.code === 404) return;
+      }
+    }
+  }
+
+  preempt(victim: PodInfo, preemptor: PodInfo, node: string): void {
+    const seq = this.eventSeq++;
+    const event = preemptedEvent(victim, preemptor, node, {
+      name: `${victim.name.slice(0, 200)}.${(Date.now() * 1000 + (seq % 1000)).toString(16)}`,
+      controller: this.opts.controller,
+      instance: this.opts.instance,
+    });
     this.writes.push({
-      key: `status:${pod.namespace}/${pod.name}`,
-      run: async () => {
-        try {
-          await this.core.patchNamespacedPodStatus(
-            { name: pod.name, namespace: pod.namespace, body: unschedulablePatch(pod, message, new Date()) },
-            setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
-          );
-        } catch (err) {
-          // 409: the pod changed since (bound, or updated) — the next attempt writes a fresh condition.
-          if (err instanceof ApiException && (err.code === 409 || err.code === 404)) return;
-          throw err;
-        }
-      },
+      key: `preempt:${victim.namespace}/${victim.name}`,
+      run: () => evictVictim(this.core, this.events, victim, preemptor, event),
     });
   }
 
@@ -322,14 +386,13 @@ export class KubeSchedulerApi implements SchedulerApi {
   }
 
   async drain(signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) {
-      this.writes.clear();
-      return;
+    if (!signal?.aborted) {
+      await Promise.race([
+        this.writes.whenIdle(),
+        new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true })),
+      ]);
     }
-    await Promise.race([
-      this.writes.whenIdle(),
-      new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true })),
-    ]);
     this.writes.clear();
+    this.statusIntents.clear();
   }
 }

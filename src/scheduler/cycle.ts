@@ -6,6 +6,7 @@
 import type { NamespaceInfo, PodInfo } from '../cluster/model.js';
 import type { LoadOptions, NodeLoad } from '../load/types.js';
 import type { NodeLoadRule } from '../rules/types.js';
+import type { NominatedPods } from './framework/nominator.js';
 import { type Profile, type RankedNode, runFilters, runScores } from './framework/runtime.js';
 import type { Snapshot } from './framework/snapshot.js';
 import type { CycleContext, CycleState } from './framework/types.js';
@@ -20,6 +21,8 @@ export interface CycleInput {
   loads: ReadonlyMap<string, NodeLoad>;
   loadOptions: LoadOptions;
   namespaces?: ReadonlyMap<string, NamespaceInfo>;
+  /** Pods nominated by preemption (the scheduler's nominator); absent: none. */
+  nominated?: NominatedPods;
   now: number;
 }
 
@@ -40,6 +43,7 @@ export function runCycle(input: CycleInput): CycleResult {
     loadOptions: input.loadOptions,
     now: input.now,
     namespaceLabels: (ns) => namespaces?.get(ns)?.labels,
+    ...(input.nominated ? { nominated: input.nominated } : {}),
   };
   const { state, verdicts, feasible } = runFilters(input.profile, ctx);
   const ranked = runScores(input.profile, state, ctx, feasible);

@@ -26,6 +26,22 @@ export interface DecisionRule {
   burst?: { maxPlacements: number; windowSeconds: number };
 }
 
+export interface PreemptionVictim {
+  namespace: string;
+  name: string;
+  priority: number;
+}
+
+/** What DefaultPreemption (PostFilter) did for an unschedulable pod. */
+export interface DecisionPreemption {
+  /** The node the pod was nominated to (status.nominatedNodeName); absent when preemption found none. */
+  node?: string;
+  /** The pods evicted from `node` to make room, most important first. */
+  victims: PreemptionVictim[];
+  /** What it did, or why it could not help ("preemption: 0/3 nodes are available: …"). */
+  message: string;
+}
+
 export interface Decision {
   /** Unique, stable across a restart (carried in the Event). */
   id: string;
@@ -51,6 +67,8 @@ export interface Decision {
   feasibleNodes: number;
   /** Feasible nodes best first, then the others by name. */
   candidates: Candidate[];
+  /** Set when no node fit and preemption ran (not carried through a restart). */
+  preemption?: DecisionPreemption;
   /** Which gateway instance decided (the Event's reportingInstance). */
   reportingInstance: string;
   /** Rebuilt from an Event after a restart: candidates may be a subset (see candidatesOmitted). */

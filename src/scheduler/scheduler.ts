@@ -18,6 +18,7 @@ import { type Profile, runPostBind, runPreBind, runReserve, runUnreserve } from 
 import { Snapshot } from './framework/snapshot.js';
 import type { CycleContext, CycleState } from './framework/types.js';
 import { PlacementLog } from './placement-log.js';
+import { Preemption } from './preemption.js';
 import { buildProfile } from './profile/build.js';
 import {
   buildCandidates,
@@ -74,6 +75,8 @@ export class Scheduler {
   readonly snapshot = new Snapshot();
   private readonly queue: SchedulingQueue;
   private readonly placements: PlacementLog;
+  /** Nominations and evictions around PostFilter (DefaultPreemption). */
+  private readonly preemption: Preemption;
   private readonly bindBucket: TokenBucket;
   private readonly decisions: EventBus<{ decision: Decision }>;
   private readonly metrics: SchedulerMetrics;
@@ -108,6 +111,7 @@ export class Scheduler {
       unschedulableRetryMs: this.opts.unschedulableRetryMs,
     });
     this.placements = new PlacementLog({ now: this.now });
+    this.preemption = new Preemption(deps.api, this.opts.schedulerName);
     this.profile =
       deps.profile ??
       buildProfile(this.opts.schedulerName, this.opts.profileConfig, {
@@ -117,6 +121,7 @@ export class Scheduler {
         storage: storageViewOf(deps.cache),
         ...(deps.volumeBinder ? { volumeBinder: deps.volumeBinder } : {}),
         onVolumeRollbackError: (err) => this.log.warn({ err }, 'rolling back volume binding writes failed'),
+        disruptionBudgets: () => deps.cache.disruptionBudgets?.values() ?? [],
       });
     this.bindBucket = new TokenBucket({ qps: this.opts.bindQps, burst: this.opts.bindBurst, now: this.now });
     this.decisions = new EventBus({
@@ -138,6 +143,7 @@ export class Scheduler {
     // The snapshot hears every change first, so a pod event's handlers below see it applied.
     for (const node of cache.nodes.values()) this.snapshot.setNode(node);
     for (const pod of cache.pods.values()) this.snapshot.upsertPod(pod);
+    for (const pod of cache.pods.values()) this.preemption.onPod({ type: 'add', new: pod });
     this.subscriptions.push(
       cache.bus.on('node', (c) => {
         if (c.new) this.snapshot.setNode(c.new);
@@ -147,6 +153,7 @@ export class Scheduler {
         if (c.new) this.snapshot.upsertPod(c.new);
         else if (c.old) this.snapshot.deletePod(c.old);
       }),
+      cache.bus.on('pod', (c) => this.preemption.onPod(c)),
       cache.bus.on('pod', (c) => this.onPod(c)),
       cache.bus.on('node', (c) => {
         if (nodeChangeMatters(c.old, c.new)) this.moveAll();
@@ -374,6 +381,7 @@ export class Scheduler {
       loads: loads.all(),
       loadOptions: loads.options,
       ...(cache.namespaces ? { namespaces: cache.namespaces } : {}),
+      nominated: this.preemption.nominator,
       now: started,
     });
     const totalNodes = this.snapshot.size;
@@ -392,10 +400,14 @@ export class Scheduler {
       candidates: buildCandidates(verdicts, ranked),
       reportingInstance: this.instance(),
     };
-    const best = ranked[0];
+    // A nominated pod goes to its nominated node when that fits (upstream's evaluateNominatedNode).
+    const nominated = this.preemption.nominatedNode(pod);
+    const best = (nominated && ranked.find((r) => r.node === nominated)) || ranked[0];
     if (!best) {
       const message = unschedulableMessage(totalNodes, verdicts);
-      this.failUnschedulable(entry, pod, base, message);
+      const { sentence, record } = this.preemption.run(this.profile, state, ctx, verdicts);
+      const failed = record ? { ...base, preemption: record } : base;
+      this.failUnschedulable(entry, pod, failed, sentence ? `${message} ${sentence}` : message);
       return;
     }
     const cycle: Cycle = { ctx, state };
@@ -598,8 +610,8 @@ export class Scheduler {
       const key = podKey(c.old);
       this.queue.delete(key);
       this.lastFailedEvent.delete(key);
-      // A bound pod going away frees room.
-      if (c.old.nodeName) this.moveAll();
+      // A bound pod going away frees room; so does a preemption victim (even one not bound yet).
+      if (this.preemption.victimGone(c.old) || c.old.nodeName) this.moveAll();
     }
   }
 

@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import type {
   ClaimInfo,
   CsiNodeInfo,
+  DisruptionBudgetInfo,
   NamespaceInfo,
   NodeInfo,
   PodInfo,
@@ -44,6 +45,8 @@ export interface SchedulerCacheView {
   readonly volumes?: ReadonlyMap<string, VolumeInfo>;
   readonly storageClasses?: ReadonlyMap<string, StorageClassInfo>;
   readonly csiNodes?: ReadonlyMap<string, CsiNodeInfo>;
+  /** PodDisruptionBudgets (ClusterCache with `storage: true`) for DefaultPreemption; absent: none. */
+  readonly disruptionBudgets?: ReadonlyMap<string, DisruptionBudgetInfo>;
   podsOnNode(node: string): ReadonlyMap<string, PodInfo>;
   unscheduledPods(): Iterable<PodInfo>;
   ready(): Promise<void>;

@@ -1,22 +1,12 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from './log.js';
 
-/** An error whose message is safe to show to the client, with its HTTP status. */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 export const notFound: RequestHandler = (req, res) => {
   res.status(404).json({ error: 'NotFound', message: `no route for ${req.method} ${req.path}` });
 };
 
 /**
- * Last handler: client mistakes (body parser errors, HttpError) become 4xx with their message;
+ * Last handler: client mistakes (body parser errors: any error with a 4xx `status`) become 4xx with their message;
  * anything else is logged with its stack and answered with a generic 500 — never a stack trace.
  */
 export function errorHandler(log: Logger): ErrorRequestHandler {

@@ -11,8 +11,6 @@ import type { Logger } from './log.js';
 
 export interface TlsServer {
   server: https.Server;
-  /** Client CAs that may authenticate (the aggregator's front-proxy CA); peers are verified, not required. */
-  setClientCa(pem: string | undefined): Promise<void>;
   reload(): Promise<void>;
   close(): Promise<void>;
 }
@@ -23,15 +21,11 @@ export async function createTlsServer(opts: {
   handler: RequestListener;
   log: Logger;
 }): Promise<TlsServer> {
-  let clientCa: string | undefined;
-  const context = async () => ({
-    cert: await readFile(opts.certFile),
-    key: await readFile(opts.keyFile),
-    ...(clientCa ? { ca: clientCa } : {}),
-  });
+  const context = async () => ({ cert: await readFile(opts.certFile), key: await readFile(opts.keyFile) });
   const server = https.createServer(
     // Ask for a client certificate but let the handler decide: the API server's webhook calls carry
-    // none, the aggregator's proxied calls carry the front-proxy certificate.
+    // none, the aggregator's proxied calls carry the front-proxy certificate, which the aggregated API
+    // verifies against the front-proxy CA it reads from the cluster (src/aggregated/security.ts).
     { ...(await context()), requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.2' },
     opts.handler,
   );
@@ -69,10 +63,6 @@ export async function createTlsServer(opts: {
   return {
     server,
     reload,
-    async setClientCa(pem) {
-      clientCa = pem;
-      await reload();
-    },
     close: () =>
       new Promise((resolve) => {
         clearInterval(poll);

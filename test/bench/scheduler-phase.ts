@@ -18,8 +18,17 @@ import {
 
 export const SCHED_NAMESPACE = 'bench-sched';
 
+/**
+ * The pods' shape. mixed: requests only (the default). anti-affinity: as scheduler_perf's
+ * SchedulingPodAntiAffinity, every pod refuses a node holding another pod of its group (required,
+ * kubernetes.io/hostname; groups of 10 by the shard label). spread: as TopologySpreading, maxSkew 1
+ * over zones, DoNotSchedule.
+ */
+export type BenchWorkload = 'mixed' | 'anti-affinity' | 'spread';
+
 export interface PhaseOptions {
   pods: number;
+  workload?: BenchWorkload;
   /** Pod creates in flight at once, the same for every scheduler. */
   concurrency: number;
   /** Give up on a phase after this long (its figures are then marked incomplete). */
@@ -41,10 +50,35 @@ export interface SchedulerProcess {
 export const CPU = ['250m', '500m', '750m', '1'];
 export const MEMORY = ['512Mi', '1Gi', '2Gi', '3Gi'];
 
-function podBody(name: string, i: number, schedulerName: string): V1Pod {
+function podBody(name: string, i: number, schedulerName: string, workload: BenchWorkload = 'mixed'): V1Pod {
+  const shard = String(i % 10);
+  const constraints: Partial<NonNullable<V1Pod['spec']>> =
+    workload === 'anti-affinity'
+      ? {
+          affinity: {
+            podAntiAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: [
+                { labelSelector: { matchLabels: { app: 'bench', shard } }, topologyKey: 'kubernetes.io/hostname' },
+              ],
+            },
+          },
+        }
+      : workload === 'spread'
+        ? {
+            topologySpreadConstraints: [
+              {
+                maxSkew: 1,
+                topologyKey: 'topology.kubernetes.io/zone',
+                whenUnsatisfiable: 'DoNotSchedule',
+                labelSelector: { matchLabels: { app: 'bench', shard } },
+              },
+            ],
+          }
+        : {};
   return {
-    metadata: { name, labels: { app: 'bench', shard: String(i % 10) } },
+    metadata: { name, labels: { app: 'bench', shard } },
     spec: {
+      ...constraints,
       schedulerName,
       terminationGracePeriodSeconds: 0,
       containers: [
@@ -261,6 +295,11 @@ async function checkPlacements(core: CoreV1Api, prefix: string) {
     ) {
       overcommitted.push(`${node.name} (${onNode.length} pods, ${cpu}m CPU, ${fmt.mib(mem)} MiB)`);
     }
+    // Anti-affinity workload: two pods of one shard (and phase) on one node break the contract.
+    const shards = onNode
+      .filter((p) => p.name.startsWith(prefix) && p.podAntiAffinity)
+      .map((p) => p.labels['shard']);
+    if (new Set(shards).size !== shards.length) overcommitted.push(`${node.name} (anti-affinity violated)`);
   }
   const unbound = pods.filter(
     (p) => p.namespace === SCHED_NAMESPACE && p.name.startsWith(prefix) && !p.nodeName,
@@ -290,7 +329,7 @@ export async function runPhase(
   const core = kc.makeApiClient(CoreV1Api);
   const prefix = `${sched.prefix}${mode === 'backlog' ? 'b' : ''}`;
   const names = Array.from({ length: opts.pods }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`);
-  const bodies = names.map((n, i) => podBody(n, i, sched.schedulerName));
+  const bodies = names.map((n, i) => podBody(n, i, sched.schedulerName, opts.workload));
   const boundAt = new Map<string, number>();
   const watch = watchBindings(kc, boundAt);
   await watch.ready;

@@ -48,6 +48,7 @@ import {
   type PhaseResult,
   runPhase,
   SCHED_NAMESPACE,
+  type BenchWorkload,
   type SchedulerProcess,
 } from './scheduler-phase.js';
 
@@ -60,6 +61,8 @@ export interface SchedulerBenchOptions {
   phaseTimeoutMs: number;
   /** Phases per mode for the two QPS-500 schedulers, in alternating order (the stock one runs once). */
   rounds: number;
+  /** The pods' shape (scheduler-phase.ts): mixed requests, required anti-affinity, or zone spread. */
+  workload?: BenchWorkload;
 }
 
 export const SCHEDULER_DEFAULTS: SchedulerBenchOptions = {
@@ -454,6 +457,7 @@ async function main(): Promise<void> {
       nodes: { type: 'string' },
       concurrency: { type: 'string' },
       rounds: { type: 'string' },
+      workload: { type: 'string' },
     },
   });
   const opts: Partial<SchedulerBenchOptions> = {};
@@ -461,6 +465,7 @@ async function main(): Promise<void> {
   if (values.nodes) opts.nodes = Number(values.nodes);
   if (values.concurrency) opts.concurrency = Number(values.concurrency);
   if (values.rounds) opts.rounds = Number(values.rounds);
+  if (values.workload) opts.workload = values.workload as BenchWorkload;
   const cluster = await acquireCluster({ scheduler: true });
   try {
     console.log(renderReport(await runSchedulerBench(cluster, opts)));

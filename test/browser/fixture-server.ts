@@ -17,11 +17,9 @@ import {
   FakeScheduling,
   FixtureCluster,
   fixtureSources,
-  rawNode,
-  rawPod,
-  rawRule,
 } from '../../src/graphql/testing.js';
 import { dashboardRouter } from '../../src/server/dashboard.js';
+import { rawNode, rawPod, rawRule } from '../kit/objects.js';
 
 /** Deterministic pseudo-random numbers (mulberry32), so every run draws the same cluster. */
 export function prng(seed: number): () => number {

@@ -9,8 +9,8 @@ import { ApiException, CoreV1Api, KubeConfig, type V1Node, type V1Taint } from '
 export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 export const KWOK_NODE_ANNOTATION_VALUE = 'fake';
 /** Label put on every fake node, so they can be listed with a selector. */
-export const FAKE_NODE_LABEL = 'type';
-export const FAKE_NODE_LABEL_VALUE = 'kwok';
+const FAKE_NODE_LABEL = 'type';
+const FAKE_NODE_LABEL_VALUE = 'kwok';
 
 export interface FakeNodeSpec {
   name: string;

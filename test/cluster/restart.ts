@@ -111,13 +111,3 @@ export async function startApiServer(dir: string, opts: { readyTimeoutMs?: numbe
     await sleep(200);
   }
 }
-
-/** killApiServer, an optional pause while it is down, startApiServer. Returns the new PID. */
-export async function restartApiServer(
-  dir: string,
-  opts: { signal?: NodeJS.Signals; downMs?: number; readyTimeoutMs?: number } = {},
-): Promise<number> {
-  await killApiServer(dir, opts.signal);
-  if (opts.downMs) await sleep(opts.downMs);
-  return await startApiServer(dir, opts);
-}

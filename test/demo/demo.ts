@@ -8,10 +8,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { load } from 'js-yaml';
-import { registerLocalApiService, waitForApiServiceAvailable } from '../../src/aggregated/registration.js';
-import { applyLocalWebhooks } from '../../src/webhook/registration.js';
+import { registerLocalApiService, waitForApiServiceAvailable } from '../cluster/apiservice.js';
 import { freePorts, probe, startCluster, stopCluster } from '../cluster/controlplane.js';
 import { createFakeNodes, type FakeNodeSpec } from '../cluster/nodes.js';
+import { applyLocalWebhooks } from '../cluster/webhooks.js';
 import { startFakeMetricsServer } from '../fixtures/metrics-server.js';
 import { usageLoop, workloadLoop } from './workload.js';
 

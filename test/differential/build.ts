@@ -82,7 +82,12 @@ export function container(name: string, o: ContainerOpts = {}): V1Container {
     name,
     image: IMAGE,
     ...(o.requests || o.limits
-      ? { resources: { ...(o.requests ? { requests: o.requests } : {}), ...(o.limits ? { limits: o.limits } : {}) } }
+      ? {
+          resources: {
+            ...(o.requests ? { requests: o.requests } : {}),
+            ...(o.limits ? { limits: o.limits } : {}),
+          },
+        }
       : {}),
     ...(o.hostPorts
       ? {

@@ -13,7 +13,13 @@
 //  * topology spread (DoNotSchedule): count in the pod's domain − global minimum over eligible domains
 //    ≤ maxSkew (minimum 0 when fewer domains than minDomains), counting as kube-scheduler does. Later pods
 //    matching the selector could only break this if they lacked the constraint: scenarios avoid that.
-import type { V1Namespace, V1Node, V1Pod, V1PodAffinityTerm, V1TopologySpreadConstraint } from '@kubernetes/client-node';
+import type {
+  V1Namespace,
+  V1Node,
+  V1Pod,
+  V1PodAffinityTerm,
+  V1TopologySpreadConstraint,
+} from '@kubernetes/client-node';
 import {
   hostPorts,
   nodeAffinityMatches,
@@ -63,7 +69,8 @@ interface Ctx {
 export function checkHardConstraints(snap: ClusterSnapshot, scheduled: (p: V1Pod) => boolean): Violation[] {
   const bound = snap.pods.filter(isActive);
   const byNode = new Map<string, V1Pod[]>();
-  for (const p of bound) byNode.set(p.spec?.nodeName as string, [...(byNode.get(p.spec?.nodeName as string) ?? []), p]);
+  for (const p of bound)
+    byNode.set(p.spec?.nodeName as string, [...(byNode.get(p.spec?.nodeName as string) ?? []), p]);
   const ctx: Ctx = {
     nodes: new Map(snap.nodes.map((n) => [n.metadata?.name as string, n])),
     bound,
@@ -105,7 +112,13 @@ function checkNode(ctx: Ctx, p: V1Pod, node: V1Node): void {
     violate(ctx, p, nodeName(node), 'TaintToleration', `untolerated taint ${t}`);
   }
   if (!nodeAffinityMatches(p, node))
-    violate(ctx, p, nodeName(node), 'NodeAffinity', 'node does not match nodeSelector / required node affinity');
+    violate(
+      ctx,
+      p,
+      nodeName(node),
+      'NodeAffinity',
+      'node does not match nodeSelector / required node affinity',
+    );
 }
 
 function checkPorts(ctx: Ctx, p: V1Pod, node: V1Node): void {
@@ -117,7 +130,13 @@ function checkPorts(ctx: Ctx, p: V1Pod, node: V1Node): void {
       for (const b of hostPorts(other)) {
         const ipClash = a.ip === b.ip || a.ip === '0.0.0.0' || b.ip === '0.0.0.0';
         if (a.port === b.port && a.protocol === b.protocol && ipClash) {
-          violate(ctx, p, nodeName(node), 'NodePorts', `${a.protocol} ${a.ip}:${a.port} also used by ${podKey(other)}`);
+          violate(
+            ctx,
+            p,
+            nodeName(node),
+            'NodePorts',
+            `${a.protocol} ${a.ip}:${a.port} also used by ${podKey(other)}`,
+          );
         }
       }
     }
@@ -131,7 +150,13 @@ function checkResources(ctx: Ctx, node: V1Node, onNode: V1Pod[]): void {
   const who = mine.map(podKey).join(', ');
   const podsAllowed = alloc.get('pods') ?? 0n;
   if (BigInt(onNode.length) * 1000n > podsAllowed)
-    violate(ctx, who, nodeName(node), 'NodeResourcesFit', `${onNode.length} pods > allocatable pods ${podsAllowed / 1000n}`);
+    violate(
+      ctx,
+      who,
+      nodeName(node),
+      'NodeResourcesFit',
+      `${onNode.length} pods > allocatable pods ${podsAllowed / 1000n}`,
+    );
   const total = new Map<string, bigint>();
   const requestedByMine = new Set<string>();
   for (const p of onNode) {
@@ -144,7 +169,13 @@ function checkResources(ctx: Ctx, node: V1Node, onNode: V1Pod[]): void {
     const want = total.get(r) ?? 0n;
     const have = alloc.get(r) ?? 0n;
     if (want > have) {
-      violate(ctx, who, nodeName(node), 'NodeResourcesFit', `${r}: requested ${fmt(want)} > allocatable ${fmt(have)}`);
+      violate(
+        ctx,
+        who,
+        nodeName(node),
+        'NodeResourcesFit',
+        `${r}: requested ${fmt(want)} > allocatable ${fmt(have)}`,
+      );
     }
   }
 }
@@ -211,7 +242,13 @@ function checkAffinity(ctx: Ctx, p: V1Pod, node: V1Node): void {
   const why = blocking.length
     ? `matching pods exist elsewhere (${blocking.map(podKey).join(', ')})`
     : 'no matching pod in the domain and the pod does not match its own terms';
-  violate(ctx, p, nodeName(node), 'InterPodAffinity', `required affinity (${unsatisfied.map((t) => t.topologyKey).join(', ')}) unsatisfied: ${why}`);
+  violate(
+    ctx,
+    p,
+    nodeName(node),
+    'InterPodAffinity',
+    `required affinity (${unsatisfied.map((t) => t.topologyKey).join(', ')}) unsatisfied: ${why}`,
+  );
 }
 
 function checkAntiAffinity(ctx: Ctx): void {
@@ -246,7 +283,9 @@ function spreadSelector(c: V1TopologySpreadConstraint, p: V1Pod) {
 }
 
 function checkSpread(ctx: Ctx, p: V1Pod, node: V1Node): void {
-  const constraints = (p.spec?.topologySpreadConstraints ?? []).filter((c) => c.whenUnsatisfiable === 'DoNotSchedule');
+  const constraints = (p.spec?.topologySpreadConstraints ?? []).filter(
+    (c) => c.whenUnsatisfiable === 'DoNotSchedule',
+  );
   for (const c of constraints) {
     const key = c.topologyKey;
     const value = labelsOf(node)[key];
@@ -255,7 +294,8 @@ function checkSpread(ctx: Ctx, p: V1Pod, node: V1Node): void {
       continue;
     }
     const sel = spreadSelector(c, p);
-    if (!c.labelSelector || (!Object.keys(sel.matchLabels ?? {}).length && !sel.matchExpressions?.length)) continue;
+    if (!c.labelSelector || (!Object.keys(sel.matchLabels ?? {}).length && !sel.matchExpressions?.length))
+      continue;
     const eligible = [...ctx.nodes.values()].filter(
       (n) =>
         constraints.every((k) => labelsOf(n)[k.topologyKey] !== undefined) &&
@@ -266,7 +306,10 @@ function checkSpread(ctx: Ctx, p: V1Pod, node: V1Node): void {
     for (const n of eligible) {
       const v = labelsOf(n)[key] as string;
       const matching = (ctx.byNode.get(nodeName(n)) ?? []).filter(
-        (q) => q !== p && q.metadata?.namespace === p.metadata?.namespace && selectorMatches(sel, q.metadata?.labels),
+        (q) =>
+          q !== p &&
+          q.metadata?.namespace === p.metadata?.namespace &&
+          selectorMatches(sel, q.metadata?.labels),
       );
       counts.set(v, (counts.get(v) ?? 0) + matching.length);
     }
@@ -277,7 +320,13 @@ function checkSpread(ctx: Ctx, p: V1Pod, node: V1Node): void {
     if (counts.size < (c.minDomains ?? 1)) min = 0;
     if (here - min > c.maxSkew) {
       const dist = [...counts].map(([k, v]) => `${k}=${v}`).join(' ');
-      violate(ctx, p, nodeName(node), 'PodTopologySpread', `${key}: skew ${here - min} > maxSkew ${c.maxSkew} (${dist}, min ${min})`);
+      violate(
+        ctx,
+        p,
+        nodeName(node),
+        'PodTopologySpread',
+        `${key}: skew ${here - min} > maxSkew ${c.maxSkew} (${dist}, min ${min})`,
+      );
     }
   }
 }
@@ -291,11 +340,16 @@ export interface RuleForCheck {
   maxMemory?: number;
   allowedNodes?: string[];
   podSelector?: { matchLabels?: Record<string, string> };
+  nodeSelector?: { matchLabels?: Record<string, string> };
   burst?: { maxPlacements: number };
 }
 
-/** The rules' guarantees in requests mode: allowed nodes, CPU/memory % after placement, burst cap. */
-export function checkRules(snap: ClusterSnapshot, rules: RuleForCheck[], scheduled: (p: V1Pod) => boolean): Violation[] {
+/** The rules' guarantees in requests mode: allowed / selected nodes, CPU/memory % after placement, burst cap. */
+export function checkRules(
+  snap: ClusterSnapshot,
+  rules: RuleForCheck[],
+  scheduled: (p: V1Pod) => boolean,
+): Violation[] {
   const out: Violation[] = [];
   const bound = snap.pods.filter(isActive);
   for (const node of snap.nodes) {
@@ -305,12 +359,18 @@ export function checkRules(snap: ClusterSnapshot, rules: RuleForCheck[], schedul
     const total = (r: string) => onNode.reduce((s, p) => s + (podRequests(p).get(r) ?? 0n), 0n);
     for (const rule of rules) {
       const covered = onNode.filter(
-        (p) => scheduled(p) && p.metadata?.namespace === rule.namespace && selectorMatches(rule.podSelector ?? {}, p.metadata?.labels),
+        (p) =>
+          scheduled(p) &&
+          p.metadata?.namespace === rule.namespace &&
+          selectorMatches(rule.podSelector ?? {}, p.metadata?.labels),
       );
       if (!covered.length) continue;
       const who = covered.map(podKey).join(', ');
-      const v = (message: string) => out.push({ pod: who, node: name, plugin: `NodeLoadRule ${rule.name}`, message });
+      const v = (message: string) =>
+        out.push({ pod: who, node: name, plugin: `NodeLoadRule ${rule.name}`, message });
       if (rule.allowedNodes?.length && !rule.allowedNodes.includes(name)) v('node not in allowedNodes');
+      if (rule.nodeSelector && !selectorMatches(rule.nodeSelector, labelsOf(node)))
+        v('node does not match the rule nodeSelector');
       for (const [r, max] of [
         ['cpu', rule.maxCPU ?? 80],
         ['memory', rule.maxMemory ?? 80],

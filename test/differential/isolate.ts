@@ -16,6 +16,7 @@ import type {
   V1Pod,
   V1PodAffinityTerm,
   V1PodSpec,
+  V1RuntimeClass,
 } from '@kubernetes/client-node';
 import { HOSTNAME, IMAGE } from './build.js';
 import { type Engine, type PodDef, type RuleDef, SCHEDULER_NAMES, type Scenario } from './types.js';
@@ -32,6 +33,7 @@ export interface RunPlan {
   nodes: V1Node[];
   existing: V1Pod[];
   incoming: V1Pod[];
+  runtimeClasses: V1RuntimeClass[];
   /** NodeLoadRule bodies (nodeload runs only). */
   rules: Record<string, unknown>[];
   /** Actual → logical names, for reports. */
@@ -59,6 +61,10 @@ export class Isolation {
 
   namespace(logical: string | undefined): string {
     return `${this.runId}-${logical ?? MAIN_NS}`;
+  }
+
+  runtimeClass(logical: string): string {
+    return `${this.runId}-${logical}`;
   }
 
   key(key: string): string {
@@ -113,6 +119,7 @@ export class Isolation {
   spec(spec: V1PodSpec): V1PodSpec {
     const s: V1PodSpec = structuredClone(spec);
     if (s.nodeName) s.nodeName = this.node(s.nodeName);
+    if (s.runtimeClassName) s.runtimeClassName = this.runtimeClass(s.runtimeClassName);
     if (s.nodeSelector) s.nodeSelector = this.labels(s.nodeSelector);
     const na = s.affinity?.nodeAffinity;
     if (na?.requiredDuringSchedulingIgnoredDuringExecution) {
@@ -120,15 +127,15 @@ export class Isolation {
       req.nodeSelectorTerms = req.nodeSelectorTerms.map((t) => this.term(t));
     }
     if (na?.preferredDuringSchedulingIgnoredDuringExecution) {
-      for (const p of na.preferredDuringSchedulingIgnoredDuringExecution) p.preference = this.term(p.preference);
+      for (const p of na.preferredDuringSchedulingIgnoredDuringExecution)
+        p.preference = this.term(p.preference);
     }
     for (const kind of ['podAffinity', 'podAntiAffinity'] as const) {
       const a = s.affinity?.[kind];
       if (!a) continue;
       if (a.requiredDuringSchedulingIgnoredDuringExecution) {
-        a.requiredDuringSchedulingIgnoredDuringExecution = a.requiredDuringSchedulingIgnoredDuringExecution.map(
-          (t) => this.podTerm(t),
-        );
+        a.requiredDuringSchedulingIgnoredDuringExecution =
+          a.requiredDuringSchedulingIgnoredDuringExecution.map((t) => this.podTerm(t));
       }
       for (const w of a.preferredDuringSchedulingIgnoredDuringExecution ?? [])
         w.podAffinityTerm = this.podTerm(w.podAffinityTerm);
@@ -139,7 +146,7 @@ export class Isolation {
     return s;
   }
 
-  /** ANDs `RUN_LABEL In [runId]` into every required nodeSelectorTerm (or adds a term). */
+  /** ANDs `RUN_LABEL In [runId]` into every non-empty required nodeSelectorTerm (or adds a term). */
   confine(spec: V1PodSpec): void {
     const run: V1NodeSelectorRequirement = { key: RUN_LABEL, operator: 'In', values: [this.runId] };
     spec.affinity ??= {};
@@ -148,7 +155,12 @@ export class Isolation {
     const terms = na.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
     na.requiredDuringSchedulingIgnoredDuringExecution = {
       nodeSelectorTerms: terms.length
-        ? terms.map((t) => ({ ...t, matchExpressions: [...(t.matchExpressions ?? []), run] }))
+        ? terms.map((t) =>
+            // A term with no requirements matches no node: ANDing ours into it would make it match.
+            t.matchExpressions?.length || t.matchFields?.length
+              ? { ...t, matchExpressions: [...(t.matchExpressions ?? []), run] }
+              : t,
+          )
         : [{ matchExpressions: [run] }],
     };
   }
@@ -224,7 +236,10 @@ export function planRun(scenario: Scenario, engine: Engine, runId: string): RunP
           [RUN_LABEL]: runId,
         },
       },
-      spec: { ...(n.taints ? { taints: n.taints } : {}), ...(n.unschedulable ? { unschedulable: true } : {}) },
+      spec: {
+        ...(n.taints ? { taints: n.taints } : {}),
+        ...(n.unschedulable ? { unschedulable: true } : {}),
+      },
       status: { capacity: { ...allocatable }, allocatable: { ...allocatable } },
     };
   });
@@ -237,6 +252,13 @@ export function planRun(scenario: Scenario, engine: Engine, runId: string): RunP
     nodes,
     existing: (scenario.existingPods ?? []).map((p) => iso.pod(p, engine, p.node)),
     incoming: scenario.pods.map((p) => iso.pod(p, engine)),
+    runtimeClasses: (scenario.runtimeClasses ?? []).map((rc) => ({
+      apiVersion: 'node.k8s.io/v1',
+      kind: 'RuntimeClass',
+      metadata: { name: iso.runtimeClass(rc.name), labels: { [RUN_LABEL]: runId } },
+      handler: 'runc',
+      overhead: { podFixed: rc.overhead },
+    })),
     rules: engine === 'nodeload' ? (scenario.rules ?? []).map((r) => iso.rule(r)) : [],
     logicalNode: (actual) => logical.get(actual) ?? `<foreign:${actual}>`,
     logicalNamespace: (actual) => logicalNs.get(actual) ?? actual,

@@ -68,7 +68,8 @@ function containerRequests(c: V1Container): ResourceList {
 }
 
 const isSidecar = (c: V1Container) => c.restartPolicy === 'Always';
-const podLevelResource = (name: string) => name === 'cpu' || name === 'memory' || name.startsWith('hugepages-');
+const podLevelResource = (name: string) =>
+  name === 'cpu' || name === 'memory' || name.startsWith('hugepages-');
 
 /**
  * The requests a pod needs from a node (KEP-753 sidecar formula, pod-level resources, overhead):
@@ -116,7 +117,10 @@ export function hostPorts(pod: V1Pod): Array<{ ip: string; protocol: string; por
 // ---- selectors --------------------------------------------------------------------------------------
 
 /** metav1.LabelSelector semantics: undefined/null matches nothing, {} matches everything. */
-export function selectorMatches(sel: V1LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
+export function selectorMatches(
+  sel: V1LabelSelector | undefined,
+  labels: Record<string, string> = {},
+): boolean {
   if (!sel) return false;
   for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (labels[k] !== v) return false;
   for (const e of sel.matchExpressions ?? []) {
@@ -158,7 +162,12 @@ function requirementMatches(r: V1NodeSelectorRequirement, value: string | undefi
       return value === undefined;
     case 'Gt':
     case 'Lt': {
-      if (value === undefined || !INTEGER.test(value) || values.length !== 1 || !INTEGER.test(values[0] as string))
+      if (
+        value === undefined ||
+        !INTEGER.test(value) ||
+        values.length !== 1 ||
+        !INTEGER.test(values[0] as string)
+      )
         return false;
       const have = BigInt(value);
       const want = BigInt(values[0] as string);

@@ -113,6 +113,8 @@ export interface Scenario {
   /** Incoming pods, in creation order. */
   pods: PodDef[];
   rules?: RuleDef[];
+  /** RuntimeClasses (cluster-scoped, named `<runId>-<name>`): the way a pod gets spec.overhead. */
+  runtimeClasses?: Array<{ name: string; overhead: Record<string, string> }>;
   objects?: FutureObjects;
   /**
    * Node label values of these keys are prefixed with the run id so domains never overlap across runs

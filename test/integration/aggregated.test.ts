@@ -15,16 +15,16 @@ import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } fro
 import { APISERVICE_NAME } from '../../src/aggregated/api.js';
 import { aggregatedApiComponent } from '../../src/aggregated/component.js';
 import type { NodeLoadList, NodeLoadObject, NodeLoadSummary } from '../../src/aggregated/nodeloads.js';
-import {
-  registerLocalApiService,
-  unregisterLocalApiService,
-  waitForApiServiceAvailable,
-} from '../../src/aggregated/registration.js';
 import { type Gateway, startGateway } from '../../src/app.js';
 import { formatCpu, formatMemory } from '../../src/cluster/quantity.js';
 import { parseConfig } from '../../src/config.js';
 import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
+import {
+  registerLocalApiService,
+  unregisterLocalApiService,
+  waitForApiServiceAvailable,
+} from '../cluster/apiservice.js';
 import { createFakeNodes } from '../cluster/nodes.js';
 import {
   createBoundPod,

@@ -54,12 +54,13 @@ process.once('exit', () => {
 /**
  * Gives this test file a control plane of its own (every helper here then uses it), for tests that
  * change cluster-wide state other files would see: a metrics.k8s.io APIService, an API server restart.
- * Call in beforeAll; the cluster is stopped after the file.
+ * Call in beforeAll; the cluster is stopped after the file. `scheduler: true` also runs the stock
+ * kube-scheduler (the differential harness's oracle).
  */
-export async function usePrivateCluster(): Promise<void> {
+export async function usePrivateCluster(opts: { scheduler?: boolean } = {}): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'nodeload-private-'));
   privateClusterDir = dir;
-  const cluster = await startCluster({ dir, binDir: inject('binDir') });
+  const cluster = await startCluster({ dir, binDir: inject('binDir'), scheduler: opts.scheduler ?? false });
   privateCluster = {
     kubeconfig: cluster.kubeconfig,
     clusterDir: dir,

@@ -22,12 +22,9 @@ import { allComponents } from '../../src/components.js';
 import { parseConfig } from '../../src/config.js';
 import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION, type RuleStatus } from '../../src/rules/types.js';
-import {
-  applyLocalWebhooks,
-  deleteLocalWebhooks,
-  type LocalWebhooks,
-} from '../../src/webhook/registration.js';
 import { createFakeNodes, deleteFakeNodes } from '../cluster/nodes.js';
+import { applyLocalWebhooks, deleteLocalWebhooks, type LocalWebhooks } from '../cluster/webhooks.js';
+import { postGraphQL } from '../kit/graphql.js';
 import {
   coreApi,
   createNamespace,
@@ -51,18 +48,13 @@ let webhooks: LocalWebhooks | undefined;
 const namespaces: TestNamespace[] = [];
 const createdNodes: string[] = [];
 
-interface GraphQLResult<T> {
-  data?: T;
-  errors?: { message: string; extensions?: Record<string, unknown> }[];
-}
-
 async function gql<T>(query: string, variables?: Record<string, unknown>): Promise<T> {
-  const res = await fetch(`http://127.0.0.1:${gateway.httpPort}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  const result = (await res.json()) as GraphQLResult<T>;
+  const result = await postGraphQL<T>(
+    { fetch },
+    `http://127.0.0.1:${gateway.httpPort}/graphql`,
+    query,
+    variables,
+  );
   expect(result.errors).toBeUndefined();
   return result.data as T;
 }

@@ -1,10 +1,11 @@
 // Failover when the leader dies hard: the leader is a real gateway process killed with SIGKILL in the
 // middle of a burst (no lease release, binds in flight), a follower takes over once the lease expires.
-// Every pod ends up bound exactly once, to one node, and no node is over-committed.
+// Every pod ends up bound exactly once (one Scheduled Event at most, naming its node), and no node is
+// over-committed.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
-import { CoordinationV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CoordinationV1Api, EventsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
@@ -133,6 +134,7 @@ describe('leader killed mid-burst', () => {
     expect(follower.leader.isLeader()).toBe(false);
 
     const core = coreApi();
+    const eventsApi = kubeConfig().makeApiClient(EventsV1Api);
     const creating = (async () => {
       for (let i = 0; i < TOTAL; i += 10) {
         await Promise.all(
@@ -177,14 +179,43 @@ describe('leader killed mid-burst', () => {
       { timeoutMs: 120_000, intervalMs: 1000 },
     );
 
-    // Bound once: each pod has one node, the follower bound only what the dead leader had not.
-    expect(new Set(pods.map((p) => p.metadata?.name)).size).toBe(TOTAL);
+    // The follower bound only what the dead leader had not, each pod once, to the node it is on.
     const byFollower = scheduler.history.query({ namespace: ns.name, result: 'scheduled', limit: 500 }).items;
     expect(byFollower.length).toBeGreaterThan(0);
     expect(byFollower.length).toBeLessThan(TOTAL);
+    expect(new Set(byFollower.map((d) => d.pod)).size).toBe(byFollower.length);
     for (const d of byFollower) {
       const p = pods.find((x) => x.metadata?.name === d.pod);
       expect(p?.spec?.nodeName).toBe(d.node);
+    }
+
+    // Bound once across both instances: a scheduler writes one Scheduled Event per successful bind, so a
+    // pod with two (one from each) was bound twice as far as the schedulers know, and an Event naming
+    // another node than the pod's is a bind that did not stick. The dead leader may have died between a
+    // bind and its Event, so its pods may have none; every pod the follower bound has its Event.
+    const scheduledNotes = async () =>
+      (await eventsApi.listNamespacedEvent({ namespace: ns.name })).items.filter(
+        (e) => e.reason === 'Scheduled',
+      );
+    const events = await waitFor(
+      "the follower's Scheduled Events written",
+      async () => {
+        const list = await scheduledNotes();
+        const named = new Set(list.map((e) => e.regarding?.name));
+        return byFollower.every((d) => named.has(d.pod)) ? list : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+    const eventsPerPod = new Map<string, string[]>();
+    for (const e of events) {
+      const name = e.regarding?.name ?? '';
+      eventsPerPod.set(name, [...(eventsPerPod.get(name) ?? []), e.note ?? '']);
+    }
+    expect([...eventsPerPod].filter(([, notes]) => notes.length > 1)).toEqual([]);
+    for (const p of pods) {
+      const notes = eventsPerPod.get(p.metadata?.name ?? '') ?? [];
+      for (const note of notes)
+        expect(note).toBe(`Successfully assigned ${ns.name}/${p.metadata?.name} to ${p.spec?.nodeName}`);
     }
 
     // Nothing over-committed: requests per node within allocatable (8 CPU, 60 pods).

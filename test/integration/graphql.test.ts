@@ -13,12 +13,13 @@ import { type Gateway, startGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { graphqlComponent } from '../../src/graphql/component.js';
 import { operatorComponent } from '../../src/operator/component.js';
-import type { Operator } from '../../src/operator/operator.js';
 import { ensureCrd } from '../../src/operator/install-crd.js';
+import type { Operator } from '../../src/operator/operator.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION, type RuleStatus } from '../../src/rules/types.js';
 import { schedulerComponent } from '../../src/scheduler/component.js';
 import type { Scheduler } from '../../src/scheduler/scheduler.js';
 import { createFakeNodes } from '../cluster/nodes.js';
+import { type GraphQLResponse, sseSubscribe as kitSseSubscribe, postGraphQL } from '../kit/graphql.js';
 import {
   coreApi,
   createNamespace,
@@ -43,21 +44,11 @@ const schedulerName = uniqueName('nodeload-it-gql');
 /** Subscriptions currently listening to the scheduler through GraphQL (the burst waits for them). */
 let decisionListeners = 0;
 
-interface GraphQLResult<T> {
-  data?: T;
-  errors?: { message: string; extensions?: Record<string, unknown> }[];
-}
-
-async function gql<T = Record<string, unknown>>(
+function gql<T = Record<string, unknown>>(
   query: string,
   variables?: Record<string, unknown>,
-): Promise<GraphQLResult<T>> {
-  const res = await fetch(`http://127.0.0.1:${gateway.httpPort}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  return (await res.json()) as GraphQLResult<T>;
+): Promise<GraphQLResponse<T>> {
+  return postGraphQL<T>({ fetch }, `http://127.0.0.1:${gateway.httpPort}/graphql`, query, variables);
 }
 
 /** A scheduler wrapper counting live onDecision subscriptions, so the burst starts once both clients listen. */
@@ -126,42 +117,14 @@ async function readRuleStatus(
 
 /** An SSE subscription over the gateway's HTTP port; `events` fills as `event: next` messages arrive. */
 async function sseSubscribe(query: string, variables: Record<string, unknown>) {
-  const abort = new AbortController();
-  const res = await fetch(`http://127.0.0.1:${gateway.httpPort}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify({ query, variables }),
-    signal: abort.signal,
-  });
-  expect(res.headers.get('content-type')).toContain('text/event-stream');
-  const events: GraphQLResult<Record<string, unknown>>[] = [];
-  const reading = (async () => {
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      let end = buffer.indexOf('\n\n');
-      while (end >= 0) {
-        const lines = buffer.slice(0, end).split('\n');
-        buffer = buffer.slice(end + 2);
-        if (lines.includes('event: next')) {
-          const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
-          events.push(JSON.parse(data.join('\n')));
-        }
-        end = buffer.indexOf('\n\n');
-      }
-    }
-  })().catch(() => {});
-  return {
-    events,
-    async close() {
-      abort.abort();
-      await reading;
-    },
-  };
+  const sub = await kitSseSubscribe(
+    { fetch },
+    `http://127.0.0.1:${gateway.httpPort}/graphql`,
+    query,
+    variables,
+  );
+  expect(sub.contentType).toContain('text/event-stream');
+  return sub;
 }
 
 beforeAll(async () => {
@@ -188,12 +151,12 @@ beforeAll(async () => {
   let scheduler: Scheduler | undefined;
   gateway = await startGateway(config, [
     (ctx) => {
-      const c = operatorComponent(ctx, { leader: ctx.leader });
+      const c = operatorComponent(ctx);
       operator = c.operator;
       return c;
     },
     (ctx) => {
-      const c = schedulerComponent(ctx, { leader: ctx.leader });
+      const c = schedulerComponent(ctx);
       scheduler = c.scheduler;
       return c;
     },

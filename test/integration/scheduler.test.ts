@@ -77,7 +77,7 @@ async function startSchedulerGateway(o: {
   let scheduler!: Scheduler;
   const gateway = await startGateway(config, [
     (ctx) => {
-      const component = schedulerComponent(ctx, { leader: ctx.leader });
+      const component = schedulerComponent(ctx);
       scheduler = component.scheduler;
       return component;
     },

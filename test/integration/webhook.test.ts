@@ -26,12 +26,8 @@ import { createLogger } from '../../src/server/log.js';
 import { webhookComponent } from '../../src/webhook/component.js';
 import { NOT_STEERED_ANNOTATION, OPT_OUT_LABEL, OPT_OUT_VALUE } from '../../src/webhook/gate.js';
 import { RULES_ANNOTATION } from '../../src/webhook/mutate.js';
-import {
-  applyLocalWebhooks,
-  deleteLocalWebhooks,
-  type LocalWebhooks,
-} from '../../src/webhook/registration.js';
 import { createFakeNodes, deleteFakeNodes, describeApiError } from '../cluster/nodes.js';
+import { applyLocalWebhooks, deleteLocalWebhooks, type LocalWebhooks } from '../cluster/webhooks.js';
 import {
   coreApi,
   createNamespace,

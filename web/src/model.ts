@@ -158,11 +158,6 @@ export function percentile(values: number[], p: number): number | undefined {
   return sorted[rank];
 }
 
-/** Seconds since the load figure's time; what "freshness" means for a node. */
-export function loadAgeSeconds(load: Load, now: number): number {
-  return Math.max(0, (now - Date.parse(load.timestamp)) / 1000);
-}
-
 export function sourceLabel(load: Load): string {
   if (load.source === 'METRICS') return 'metrics';
   if (load.source === 'METRICS_PLUS_ESTIMATE')

@@ -3,21 +3,26 @@
  * Filter on every node (each plugin in profile order; every reason kept for the explanation), PreScore
  * on the feasible nodes, then each Score plugin over all of them, NormalizeScore, × weight, summed.
  */
+import { podKey } from '../../cluster/model.js';
+import { withPod } from '../../load/model.js';
 import type { NodeSnapshot } from './snapshot.js';
 import {
   type CycleContext,
   CycleState,
   type FilterPlugin,
   type FilterReason,
+  type PermitPlugin,
+  type PodInfo,
+  type PostBindPlugin,
+  type PostFilterHandle,
   type PostFilterPlugin,
+  type PostFilterResult,
   type PreBindPlugin,
   type PreEnqueuePlugin,
   type PreFilterPlugin,
   type PreScorePlugin,
   type ReservePlugin,
   type ScorePlugin,
-  type PermitPlugin,
-  type PostBindPlugin,
 } from './types.js';
 import type { NodeVerdict, ScoreContribution } from './verdict.js';
 
@@ -64,7 +69,13 @@ export function runPreEnqueue(profile: Profile, ctx: Pick<CycleContext, 'pod'>):
   return undefined;
 }
 
-export function runFilters(profile: Profile, ctx: CycleContext): FilterOutcome {
+interface PreFiltered {
+  state: CycleState;
+  /** PreFilter rejections: every node gets them. */
+  rejects: FilterReason[];
+}
+
+function runPreFilter(profile: Profile, ctx: CycleContext): PreFiltered {
   const state = new CycleState();
   const rejects: FilterReason[] = [];
   for (const p of profile.preFilter) {
@@ -73,20 +84,104 @@ export function runFilters(profile: Profile, ctx: CycleContext): FilterOutcome {
     if (r.skip) state.skipFilter.add(p.name);
     if (r.reject) rejects.push({ ...r.reject, plugin: p.name });
   }
+  return { state, rejects };
+}
+
+function runFilterPlugins(
+  profile: Profile,
+  pre: PreFiltered,
+  ctx: CycleContext,
+  node: NodeSnapshot,
+): NodeVerdict {
+  const verdict: NodeVerdict = { node: node.name, feasible: false, reasons: [], rules: [] };
+  if (pre.rejects.length > 0) verdict.reasons.push(...pre.rejects);
+  for (const p of profile.filter) {
+    if (pre.state.skipFilter.has(p.name)) continue;
+    p.filter(pre.state, ctx, node, verdict);
+  }
+  verdict.feasible = verdict.reasons.length === 0;
+  return verdict;
+}
+
+/** Pods nominated to the node that hold their room against this pod: priority ≥ its own, not yet counted. */
+function nominatedAgainst(ctx: CycleContext, node: NodeSnapshot): PodInfo[] {
+  const out: PodInfo[] = [];
+  if (!ctx.nominated) return out;
+  const self = podKey(ctx.pod);
+  for (const p of ctx.nominated.forNode(node.name)) {
+    const key = podKey(p);
+    if (key === self || p.priority < ctx.pod.priority || ctx.snapshot.nodeOf(key) !== undefined) continue;
+    out.push(p);
+  }
+  return out;
+}
+
+/**
+ * Filter on one node counting its nominated pods, as upstream's RunFilterPluginsWithNominatedPods: with
+ * every pod nominated there of priority ≥ the pod's added (their requests, ports and count, and their
+ * load ⊕ as a placed pod), then — if that passes — once more without them, since a nominated pod may
+ * never arrive (an affinity it satisfies cannot be relied on). The node must pass both. PreFilter state
+ * is not updated for them (no PreFilterExtensions): spread and inter-pod affinity do not see them.
+ */
+function filterWithNominated(
+  profile: Profile,
+  pre: PreFiltered,
+  ctx: CycleContext,
+  node: NodeSnapshot,
+): NodeVerdict {
+  const nominated = nominatedAgainst(ctx, node);
+  if (nominated.length === 0) return runFilterPlugins(profile, pre, ctx, node);
+  const edit = ctx.snapshot.edit();
+  const load = node.load;
+  let withThem: NodeVerdict;
+  try {
+    for (const p of nominated) {
+      edit.add(podKey(p), { ...p, nodeName: node.name }, node.name);
+      if (node.load) node.load = withPod(node.load, p, ctx.loadOptions);
+    }
+    withThem = runFilterPlugins(profile, pre, ctx, node);
+  } finally {
+    edit.undo();
+    node.load = load;
+  }
+  return withThem.feasible ? runFilterPlugins(profile, pre, ctx, node) : withThem;
+}
+
+export function runFilters(profile: Profile, ctx: CycleContext): FilterOutcome {
+  const pre = runPreFilter(profile, ctx);
   const verdicts: NodeVerdict[] = [];
   const feasible: NodeSnapshot[] = [];
   for (const node of ctx.snapshot.list()) {
-    const verdict: NodeVerdict = { node: node.name, feasible: false, reasons: [], rules: [] };
-    if (rejects.length > 0) verdict.reasons.push(...rejects);
-    for (const p of profile.filter) {
-      if (state.skipFilter.has(p.name)) continue;
-      p.filter(state, ctx, node, verdict);
-    }
-    verdict.feasible = verdict.reasons.length === 0;
+    const verdict = filterWithNominated(profile, pre, ctx, node);
     if (verdict.feasible) feasible.push(node);
     verdicts.push(verdict);
   }
-  return { state, verdicts, feasible };
+  return { state: pre.state, verdicts, feasible };
+}
+
+/**
+ * PostFilter once no node fits, as upstream's RunPostFilterPlugins: plugins in order until one finds a
+ * node; otherwise the last answer (its message says why preemption did not help).
+ */
+export function runPostFilter(
+  profile: Profile,
+  state: CycleState,
+  ctx: CycleContext,
+  verdicts: readonly NodeVerdict[],
+): PostFilterResult | undefined {
+  if (profile.postFilter.length === 0) return undefined;
+  const failed = new Map<string, readonly FilterReason[]>();
+  for (const v of verdicts) if (!v.feasible) failed.set(v.node, v.reasons);
+  const handle: PostFilterHandle = {
+    filterNode: (c, node) => filterWithNominated(profile, runPreFilter(profile, c), c, node),
+  };
+  let last: PostFilterResult | undefined;
+  for (const p of profile.postFilter) {
+    const r = p.postFilter(state, ctx, failed, handle);
+    if (r?.nominatedNode) return r;
+    last = r ?? last;
+  }
+  return last;
 }
 
 function byScoreThenName(a: RankedNode, b: RankedNode): number {

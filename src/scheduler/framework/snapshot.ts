@@ -94,6 +94,22 @@ export class NodeSnapshot {
 }
 
 /** Every node the scheduler may place on, with its pods; updated from events, read by plugins. */
+/**
+ * A what-if over the snapshot (preemption's victims taken off a node, nominated pods put on one): every
+ * change is journaled and `undo()` restores the exact state before it, assumptions included. Meant for
+ * one synchronous block — no informer event can be applied in between — so always undo in a `finally`.
+ */
+export interface SnapshotEdit {
+  /** Takes the pod off the node it is counted on; false when it is counted nowhere. */
+  remove(key: string): boolean;
+  /** Counts a pod the snapshot does not hold yet on `node`. */
+  add(key: string, pod: PodInfo, node: string): void;
+  /** Reverts every change of this edit, newest first. */
+  undo(): void;
+}
+
+type EditStep = { removed: true; key: string; pod: PodInfo; node: string } | { removed: false; key: string };
+
 export class Snapshot {
   private readonly byName = new Map<string, NodeSnapshot>();
   /** Pod key → the node it is counted on. */
@@ -138,6 +154,32 @@ export class Snapshot {
   /** Where the pod is counted (bound or assumed), if anywhere. */
   nodeOf(key: string): string | undefined {
     return this.placed.get(key);
+  }
+
+  /** Starts a what-if (see SnapshotEdit). */
+  edit(): SnapshotEdit {
+    const journal: EditStep[] = [];
+    return {
+      remove: (key) => {
+        const node = this.placed.get(key);
+        const pod = node === undefined ? undefined : this.byName.get(node)?.pods.get(key);
+        if (node === undefined || !pod) return false;
+        this.removeKey(key);
+        journal.push({ removed: true, key, pod, node });
+        return true;
+      },
+      add: (key, pod, node) => {
+        if (this.placed.has(key)) throw new Error(`pod ${key} is already counted on ${this.placed.get(key)}`);
+        this.place(key, pod, node);
+        journal.push({ removed: false, key });
+      },
+      undo: () => {
+        for (let step = journal.pop(); step; step = journal.pop()) {
+          if (step.removed) this.place(step.key, step.pod, step.node);
+          else this.removeKey(step.key);
+        }
+      },
+    };
   }
 
   // ---- updates ----

@@ -12,6 +12,7 @@
 import type { NodeInfo, PodInfo } from '../../cluster/model.js';
 import type { LoadOptions } from '../../load/types.js';
 import type { NodeLoadRule } from '../../rules/types.js';
+import type { NominatedPods } from './nominator.js';
 import type { NodeSnapshot, Snapshot } from './snapshot.js';
 import type { FilterReason, NodeVerdict } from './verdict.js';
 
@@ -43,6 +44,8 @@ export interface CycleContext {
   now: number;
   /** Namespace labels, for namespaceSelector in pod affinity terms. */
   namespaceLabels(namespace: string): Record<string, string> | undefined;
+  /** Pods nominated to nodes by preemption: Filter holds their room against lower priorities. */
+  nominated?: NominatedPods;
 }
 
 export interface PreFilterResult {
@@ -83,10 +86,31 @@ export interface FilterPlugin extends Plugin {
 
 /** What PostFilter (preemption) found: a node made feasible by evicting victims. */
 export interface PostFilterResult {
+  /**
+   * The node to nominate the pod to; '' = clear the pod's nomination (preemption cannot help anywhere);
+   * absent = leave it as it is (upstream's ModeNoop: e.g. its victims are still terminating).
+   */
   nominatedNode?: string;
+  /** The pods to evict from `nominatedNode`, most important first. */
   victims?: PodInfo[];
-  /** Why preemption did not help (shown in the FailedScheduling message, as kube-scheduler does). */
+  /** PodDisruptionBudgets the eviction of `victims` violates. */
+  pdbViolations?: number;
+  /**
+   * Why preemption did not help, "preemption: …" (appended to the FailedScheduling message, as
+   * kube-scheduler does); absent when it found a node.
+   */
   message?: string;
+  /** What the plugin did, for the decision's explanation (also when it found a node). */
+  explanation?: string;
+}
+
+/** What the runtime offers a PostFilter plugin (upstream's framework handle, the part preemption uses). */
+export interface PostFilterHandle {
+  /**
+   * PreFilter (fresh state) and Filter for the cycle's pod on one node, against the snapshot as it is
+   * now — e.g. inside a SnapshotEdit with victims removed — counting the nominated pods as Filter does.
+   */
+  filterNode(ctx: CycleContext, node: NodeSnapshot): NodeVerdict;
 }
 
 export interface PostFilterPlugin extends Plugin {
@@ -94,6 +118,7 @@ export interface PostFilterPlugin extends Plugin {
     state: CycleState,
     ctx: CycleContext,
     failed: ReadonlyMap<string, readonly FilterReason[]>,
+    handle: PostFilterHandle,
   ): PostFilterResult | undefined;
 }
 

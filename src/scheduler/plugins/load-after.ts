@@ -14,16 +14,16 @@ const STATE = 'nodeload/loadAfter';
 export function loadAfter(state: CycleState, ctx: CycleContext, n: NodeSnapshot): NodeLoad | undefined {
   const load = n.load;
   if (!load) return undefined;
-  let memo = state.read<Map<string, NodeLoad>>(STATE);
+  let memo = state.read<Map<string, { load: NodeLoad; after: NodeLoad }>>(STATE);
   if (!memo) {
     memo = new Map();
     state.write(STATE, memo);
   }
-  let after = memo.get(n.name);
-  if (!after) {
-    after = withPod(load, ctx.pod, ctx.loadOptions);
-    memo.set(n.name, after);
-  }
+  // Keyed by the load object too: a what-if (nominated pods, preemption's victims) swaps n.load.
+  const hit = memo.get(n.name);
+  if (hit?.load === load) return hit.after;
+  const after = withPod(load, ctx.pod, ctx.loadOptions);
+  memo.set(n.name, { load, after });
   return after;
 }
 

@@ -3,11 +3,13 @@
  * plugins in their order (v1.36), LoadAware in the place of NodeResourcesFit's score, and nodeload's
  * filters after upstream's. Weights are upstream's; LoadAware, the primary score, weighs 5.
  */
+import type { DisruptionBudgetInfo } from '../../cluster/model.js';
 import type { BurstGuard as BurstLimit } from '../../rules/types.js';
 import type { AnyPlugin } from '../framework/types.js';
 import type { BurstView } from '../placement-log.js';
 import { balancedAllocation } from '../plugins/balanced-allocation.js';
 import { burstGuard } from '../plugins/burst-guard.js';
+import { type DefaultPreemptionArgs, defaultPreemption } from '../plugins/default-preemption.js';
 import { imageLocality } from '../plugins/image-locality.js';
 import { interPodAffinity } from '../plugins/inter-pod-affinity.js';
 import { loadAware } from '../plugins/load-aware.js';
@@ -42,6 +44,8 @@ export interface PluginDeps {
   volumeBinder?: VolumeBinder;
   /** Where VolumeBinding reports a failed rollback of its writes. */
   onVolumeRollbackError?: (err: unknown) => void;
+  /** PodDisruptionBudgets (the shared cache's) for DefaultPreemption. */
+  disruptionBudgets?: () => Iterable<DisruptionBudgetInfo>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: plugin args are user-written YAML, validated by each factory.
@@ -79,6 +83,8 @@ export const PLUGIN_FACTORIES: Readonly<Record<string, Factory>> = {
       cpuWeight: a?.cpuWeight ?? deps.loadWeights?.cpu,
       memoryWeight: a?.memoryWeight ?? deps.loadWeights?.memory,
     }),
+  [PLUGIN.DefaultPreemption]: (a: DefaultPreemptionArgs, deps) =>
+    defaultPreemption(a ?? {}, deps.disruptionBudgets ? { disruptionBudgets: deps.disruptionBudgets } : {}),
 };
 
 /** The default profile, in run order, with Score weights (multiPoint, as upstream's getDefaultPlugins). */
@@ -102,4 +108,5 @@ export const DEFAULT_PLUGINS: readonly { name: string; weight?: number }[] = [
   { name: PLUGIN.NodeLoadRules },
   { name: PLUGIN.BurstGuard },
   { name: PLUGIN.LoadAware, weight: 5 },
+  { name: PLUGIN.DefaultPreemption },
 ];

@@ -1,30 +1,24 @@
 /**
  * Registers the webhooks of a gateway running on this machine (local control plane, tests, demo):
  * renders manifests/webhook/local.yaml for a port and CA, then creates or replaces the two
- * configurations.
+ * configurations. In-cluster deployments apply manifests/webhook/in-cluster.yaml instead.
  */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import {
   AdmissionregistrationV1Api,
-  ApiException,
   type KubeConfig,
-  loadAllYaml,
   type V1LabelSelector,
   type V1MutatingWebhookConfiguration,
   type V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
+import {
+  createOrReplace,
+  ignoreNotFound,
+  type LocalEndpoint,
+  manifestPath,
+  renderTemplate,
+} from './manifests.js';
 
-/** Resolved from this module: src/webhook (tsx) and dist/webhook (build) are both two levels below the repo root. */
-export const LOCAL_WEBHOOKS_PATH = fileURLToPath(
-  new URL('../../manifests/webhook/local.yaml', import.meta.url),
-);
-
-export interface LocalWebhookOptions {
-  /** The gateway's kube-facing HTTPS port. */
-  port: number;
-  /** PEM of the CA that signed the serving certificate (IP SAN 127.0.0.1). */
-  caPem: string;
+export interface LocalWebhookOptions extends LocalEndpoint {
   /** Appended to the configuration names ("nodeload-gateway-local-<suffix>") so several can coexist. */
   nameSuffix?: string;
   /**
@@ -58,26 +52,7 @@ function narrowed(base: V1LabelSelector | undefined, extra: V1LabelSelector): V1
 }
 
 export function renderLocalWebhooks(opts: LocalWebhookOptions): LocalWebhooks {
-  if (!Number.isInteger(opts.port) || opts.port <= 0 || opts.port > 65535) {
-    throw new Error(`invalid webhook port ${opts.port}`);
-  }
-  const template = readFileSync(opts.templatePath ?? LOCAL_WEBHOOKS_PATH, 'utf8');
-  const values: Record<string, string> = {
-    PORT: String(opts.port),
-    CA_BUNDLE: Buffer.from(opts.caPem).toString('base64'),
-  };
-  // Comments may mention placeholders; only the documents' values matter.
-  const text = template
-    .split('\n')
-    .filter((line) => !line.trimStart().startsWith('#'))
-    .join('\n')
-    .replace(/\$\{([A-Z_]+)\}/g, (whole, name: string) => {
-      const v = values[name];
-      if (v === undefined)
-        throw new Error(`${opts.templatePath ?? LOCAL_WEBHOOKS_PATH}: unknown placeholder ${whole}`);
-      return v;
-    });
-  const docs = loadAllYaml(text).filter(Boolean) as (
+  const docs = renderTemplate(opts.templatePath ?? manifestPath('webhook/local.yaml'), opts, 'webhook') as (
     | V1MutatingWebhookConfiguration
     | V1ValidatingWebhookConfiguration
   )[];
@@ -99,51 +74,34 @@ export function renderLocalWebhooks(opts: LocalWebhookOptions): LocalWebhooks {
   return { mutating, validating };
 }
 
-function isConflict(err: unknown): boolean {
-  return err instanceof ApiException && err.code === 409;
-}
-
-function isNotFound(err: unknown): boolean {
-  return err instanceof ApiException && err.code === 404;
-}
-
 /** Creates or replaces both configurations; returns what was applied. */
 export async function applyLocalWebhooks(kc: KubeConfig, opts: LocalWebhookOptions): Promise<LocalWebhooks> {
   const api = kc.makeApiClient(AdmissionregistrationV1Api);
-  const { mutating, validating } = renderLocalWebhooks(opts);
-  const mName = mutating.metadata?.name ?? '';
-  const vName = validating.metadata?.name ?? '';
-  try {
-    await api.createMutatingWebhookConfiguration({ body: mutating });
-  } catch (err) {
-    if (!isConflict(err)) throw err;
-    const current = await api.readMutatingWebhookConfiguration({ name: mName });
-    mutating.metadata = { ...mutating.metadata, resourceVersion: current.metadata?.resourceVersion };
-    await api.replaceMutatingWebhookConfiguration({ name: mName, body: mutating });
-  }
-  try {
-    await api.createValidatingWebhookConfiguration({ body: validating });
-  } catch (err) {
-    if (!isConflict(err)) throw err;
-    const current = await api.readValidatingWebhookConfiguration({ name: vName });
-    validating.metadata = { ...validating.metadata, resourceVersion: current.metadata?.resourceVersion };
-    await api.replaceValidatingWebhookConfiguration({ name: vName, body: validating });
-  }
-  return { mutating, validating };
+  const rendered = renderLocalWebhooks(opts);
+  const mName = rendered.mutating.metadata?.name ?? '';
+  await createOrReplace(rendered.mutating, {
+    read: () => api.readMutatingWebhookConfiguration({ name: mName }),
+    create: (body) => api.createMutatingWebhookConfiguration({ body }),
+    replace: (body) => api.replaceMutatingWebhookConfiguration({ name: mName, body }),
+  });
+  const vName = rendered.validating.metadata?.name ?? '';
+  await createOrReplace(rendered.validating, {
+    read: () => api.readValidatingWebhookConfiguration({ name: vName }),
+    create: (body) => api.createValidatingWebhookConfiguration({ body }),
+    replace: (body) => api.replaceValidatingWebhookConfiguration({ name: vName, body }),
+  });
+  return rendered;
 }
 
 /** Deletes both configurations; missing ones are fine. */
 export async function deleteLocalWebhooks(kc: KubeConfig, applied: LocalWebhooks): Promise<void> {
   const api = kc.makeApiClient(AdmissionregistrationV1Api);
-  const ignoreMissing = (err: unknown) => {
-    if (!isNotFound(err)) throw err;
-  };
   await Promise.all([
     api
       .deleteMutatingWebhookConfiguration({ name: applied.mutating.metadata?.name ?? '' })
-      .catch(ignoreMissing),
+      .catch(ignoreNotFound),
     api
       .deleteValidatingWebhookConfiguration({ name: applied.validating.metadata?.name ?? '' })
-      .catch(ignoreMissing),
+      .catch(ignoreNotFound),
   ]);
 }

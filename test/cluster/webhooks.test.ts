@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { OPT_OUT_LABEL, OPT_OUT_VALUE } from './gate.js';
-import { renderLocalWebhooks } from './registration.js';
+import { OPT_OUT_LABEL, OPT_OUT_VALUE } from '../../src/webhook/gate.js';
+import { renderLocalWebhooks } from './webhooks.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 

@@ -1,0 +1,369 @@
+/**
+ * InterPodAffinity, as kube-scheduler v1.36 runs it in the default profile (InterPodAffinityHostnameFastPath
+ * is alpha, off by default, from 1.37 — the general algorithm below is v1.36's). Term semantics (selectors,
+ * namespaces, matchLabelKeys) are in inter-pod-affinity-terms.ts. P = the incoming pod, nodes = the
+ * snapshot's nodes, pair(k, n) = "k=<n's label k>" (no pair when n lacks label k).
+ *
+ *   PreFilter:
+ *     existingAnti[pair] = #{(E, t) : E on node n ∈ havePodsWithRequiredAntiAffinity, t ∈ E.required anti-affinity,
+ *                           t selects P (P's namespace labels), n has t.key}          keyed pair(t.key, n)
+ *     affinity[pair]     = #{(E, t) : E on any node n, E matches ALL of P's required affinity terms, t one of them,
+ *                           n has t.key}                                             keyed pair(t.key, n)
+ *     anti[pair]         = #{(E, t) : E on any node n, t ∈ P's required anti-affinity terms selects E, n has t.key}
+ *     skip ⇔ existingAnti = ∅ ∧ P has no required affinity and no required anti-affinity term.
+ *   Filter(n), first failure wins, as upstream returns:
+ *     1. affinity (UnschedulableAndUnresolvable): fails ⇔ ∃t: n lacks t.key, or
+ *          (∃t: affinity[pair(t.key, n)] ≤ 0) ∧ ¬(affinity = ∅ ∧ P matches all its own required affinity terms)
+ *        — the "first pod of a group" may go to any node carrying every topology key.
+ *     2. P's anti-affinity (Unschedulable): fails ⇔ ∃t ∈ P's anti terms: n has t.key ∧ anti[pair(t.key, n)] > 0
+ *     3. existing pods' anti-affinity (Unschedulable): fails ⇔ ∃ label k of n: existingAnti[pair(k, n)] > 0
+ *   PreScore (skip ⇔ ignorePreferredTermsOfExistingPods ∧ P has no preferred (anti-)affinity term, or nothing
+ *     was counted): hasPref = P has a preferred (anti-)affinity term; over every node n (hasPref) or only nodes
+ *     with pods carrying affinity (¬hasPref), each pod E there (all pods, or those with affinity), when n has t.key:
+ *       score[t.key][n's value] += w      for P's preferred affinity term (t, w) selecting E
+ *                               −= w      for P's preferred anti-affinity term (t, w) selecting E
+ *                               += hardPodAffinityWeight  for E's required affinity term t selecting P (weight > 0)
+ *                               += w      for E's preferred affinity term (t, w) selecting P
+ *                               −= w      for E's preferred anti-affinity term (t, w) selecting P
+ *     (ignorePreferredTermsOfExistingPods only skips; when P has preferred terms, E's terms still count.)
+ *   Score(n) = Σ_k score[k][n's label k];  NormalizeScore: d = max − min over the scored nodes,
+ *     s ← d > 0 ? ⌊100 × (s − min) / d⌋ : 0.
+ * Preemption's AddPod/RemovePod are addPod/removePod below (the framework has no PreFilterExtensions yet).
+ */
+import { type PodInfo, podKey } from '../../cluster/model.js';
+import type {
+  CycleContext,
+  CycleState,
+  FilterPlugin,
+  FilterReason,
+  NodeSnapshot,
+  PreFilterPlugin,
+  PreFilterResult,
+  PreScorePlugin,
+  ScorePlugin,
+} from '../framework/types.js';
+import type { NodeVerdict } from '../framework/verdict.js';
+import {
+  bump,
+  describeSelector,
+  existingTermMatches,
+  IncomingTerm,
+  incomingTerms,
+  matchesAll,
+  pair,
+} from './inter-pod-affinity-terms.js';
+import { PLUGIN } from './names.js';
+import { MAX_NODE_SCORE } from './score-normalize.js';
+
+export const REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules";
+export const REASON_AFFINITY = "node(s) didn't match pod affinity rules";
+export const REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules";
+
+export const FILTER_STATE_KEY = PLUGIN.InterPodAffinity;
+export const SCORE_STATE_KEY = `${PLUGIN.InterPodAffinity}/score`;
+
+export interface InterPodAffinityArgs {
+  /** Weight of existing pods' required affinity terms toward the incoming pod in Score (0–100, default 1). */
+  hardPodAffinityWeight?: number;
+  ignorePreferredTermsOfExistingPods?: boolean;
+}
+
+/** A pod that made a pair's count positive, for the explanation. */
+interface Witness {
+  pod: string;
+  term: string;
+}
+
+export interface InterPodAffinityFilterState {
+  pod: PodInfo;
+  nsLabels: Record<string, string>;
+  affinity: IncomingTerm[];
+  anti: IncomingTerm[];
+  /** P matches all of its own required affinity terms. */
+  selfMatch: boolean;
+  affinityCounts: Map<string, number>;
+  antiCounts: Map<string, number>;
+  existingAntiCounts: Map<string, number>;
+  /** Topology keys with an existingAntiCounts entry: Filter looks only these up on the node. */
+  existingAntiKeys: Set<string>;
+  antiWitness: Map<string, Witness>;
+  existingWitness: Map<string, Witness>;
+}
+
+export interface InterPodAffinityScoreState {
+  /** topologyKey → value → Σ weights. */
+  byKey: Map<string, Map<string, number>>;
+}
+
+function witness(map: Map<string, Witness>, key: string, pod: PodInfo, term: string, delta: number): void {
+  const k = podKey(pod);
+  if (delta > 0) {
+    if (!map.has(key)) map.set(key, { pod: k, term });
+  } else if (map.get(key)?.pod === k) map.delete(key);
+}
+
+/** existingAnti += delta for E's required anti-affinity terms selecting P. */
+function countExistingAnti(
+  s: InterPodAffinityFilterState,
+  e: PodInfo,
+  labels: Record<string, string>,
+  delta: number,
+): void {
+  for (const t of e.podAntiAffinity?.required ?? []) {
+    const v = labels[t.topologyKey];
+    if (v === undefined || !existingTermMatches(t, e, s.pod, s.nsLabels)) continue;
+    const k = pair(t.topologyKey, v);
+    bump(s.existingAntiCounts, k, delta);
+    s.existingAntiKeys.add(t.topologyKey);
+    witness(s.existingWitness, k, e, describeSelector(t.labelSelector), delta);
+  }
+}
+
+/** affinity / anti += delta for E against P's required terms. */
+function countIncoming(
+  s: InterPodAffinityFilterState,
+  e: PodInfo,
+  labels: Record<string, string>,
+  delta: number,
+): void {
+  if (matchesAll(s.affinity, e)) {
+    for (const t of s.affinity) {
+      const v = labels[t.topologyKey];
+      if (v !== undefined) bump(s.affinityCounts, pair(t.topologyKey, v), delta);
+    }
+  }
+  for (const t of s.anti) {
+    const v = labels[t.topologyKey];
+    if (v === undefined || !t.matches(e)) continue;
+    const k = pair(t.topologyKey, v);
+    bump(s.antiCounts, k, delta);
+    witness(s.antiWitness, k, e, t.description, delta);
+  }
+}
+
+function positive(counts: Map<string, number>, key: string): boolean {
+  return (counts.get(key) ?? 0) > 0;
+}
+
+/** Why the node fails P's required affinity, or undefined. */
+function affinityProblem(s: InterPodAffinityFilterState, labels: Record<string, string>): string | undefined {
+  let empty: string | undefined;
+  for (const t of s.affinity) {
+    const v = labels[t.topologyKey];
+    if (v === undefined) {
+      return `node has no label ${t.topologyKey}, the topology key of required affinity term ${t.description}`;
+    }
+    const k = pair(t.topologyKey, v);
+    if (empty === undefined && !positive(s.affinityCounts, k)) empty = `${k} (term ${t.description})`;
+  }
+  if (empty === undefined) return undefined;
+  if (s.affinityCounts.size === 0) {
+    if (s.selfMatch) return undefined;
+    const terms = s.affinity.map((t) => t.description).join('; ');
+    return `no pod matches all required affinity terms (${terms}) and the pod does not match them itself`;
+  }
+  return `no pod matching all required affinity terms runs in topology ${empty}`;
+}
+
+function antiProblem(s: InterPodAffinityFilterState, labels: Record<string, string>): string | undefined {
+  if (s.antiCounts.size === 0) return undefined;
+  for (const t of s.anti) {
+    const v = labels[t.topologyKey];
+    if (v === undefined) continue;
+    const k = pair(t.topologyKey, v);
+    if (!positive(s.antiCounts, k)) continue;
+    const w = s.antiWitness.get(k);
+    return `pod ${w?.pod ?? '(removed)'} on topology ${k} matches anti-affinity term ${w?.term ?? t.description}`;
+  }
+  return undefined;
+}
+
+function existingAntiProblem(
+  s: InterPodAffinityFilterState,
+  labels: Record<string, string>,
+): string | undefined {
+  if (s.existingAntiCounts.size === 0) return undefined;
+  for (const key of s.existingAntiKeys) {
+    const v = labels[key];
+    if (v === undefined) continue;
+    const k = pair(key, v);
+    if (!positive(s.existingAntiCounts, k)) continue;
+    const w = s.existingWitness.get(k);
+    return `pod ${w?.pod ?? '(removed)'} on topology ${k} has required anti-affinity term ${w?.term ?? '?'} matching this pod`;
+  }
+  return undefined;
+}
+
+function reason(code: string, text: string, detail: string, unresolvable: boolean): FilterReason {
+  const r: FilterReason = { plugin: PLUGIN.InterPodAffinity, code, reason: text, detail };
+  if (unresolvable) r.unresolvable = true;
+  return r;
+}
+
+export interface InterPodAffinityPlugin extends PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin {
+  /** Preemption's PreFilterExtensions.AddPod: counts `pod` on `node` as if it were there. */
+  addPod(state: CycleState, ctx: CycleContext, pod: PodInfo, node: NodeSnapshot): void;
+  /** PreFilterExtensions.RemovePod: uncounts `pod` (a victim) from `node`. */
+  removePod(state: CycleState, ctx: CycleContext, pod: PodInfo, node: NodeSnapshot): void;
+  normalizeScore(state: CycleState, ctx: CycleContext, scores: Float64Array): void;
+}
+
+export function interPodAffinity(args: InterPodAffinityArgs = {}): InterPodAffinityPlugin {
+  const hardWeight = args.hardPodAffinityWeight ?? 1;
+  if (!Number.isInteger(hardWeight) || hardWeight < 0 || hardWeight > 100) {
+    throw new RangeError(`hardPodAffinityWeight: must be an integer in 0–100, got ${hardWeight}`);
+  }
+  const ignoreExisting = args.ignorePreferredTermsOfExistingPods ?? false;
+
+  function update(state: CycleState, pod: PodInfo, node: NodeSnapshot, delta: number): void {
+    const s = state.read<InterPodAffinityFilterState>(FILTER_STATE_KEY);
+    const labels = node.node?.labels;
+    if (!s || !labels) return;
+    countExistingAnti(s, pod, labels, delta);
+    countIncoming(s, pod, labels, delta);
+  }
+
+  return {
+    name: PLUGIN.InterPodAffinity,
+
+    preFilter(state: CycleState, ctx: CycleContext): PreFilterResult | undefined {
+      const pod = ctx.pod;
+      const nsLabels = (ns: string) => ctx.namespaceLabels(ns);
+      const s: InterPodAffinityFilterState = {
+        pod,
+        nsLabels: ctx.namespaceLabels(pod.namespace) ?? {},
+        affinity: incomingTerms(pod.podAffinity?.required, pod, nsLabels),
+        anti: incomingTerms(pod.podAntiAffinity?.required, pod, nsLabels),
+        selfMatch: false,
+        affinityCounts: new Map(),
+        antiCounts: new Map(),
+        existingAntiCounts: new Map(),
+        existingAntiKeys: new Set(),
+        antiWitness: new Map(),
+        existingWitness: new Map(),
+      };
+      for (const n of ctx.snapshot.havePodsWithRequiredAntiAffinity()) {
+        const labels = n.node?.labels;
+        if (!labels) continue;
+        for (const e of n.podsWithRequiredAntiAffinity.values()) countExistingAnti(s, e, labels, 1);
+      }
+      const ownTerms = s.affinity.length > 0 || s.anti.length > 0;
+      if (ownTerms) {
+        for (const n of ctx.snapshot.list()) {
+          const labels = n.node?.labels;
+          if (!labels) continue;
+          for (const e of n.pods.values()) countIncoming(s, e, labels, 1);
+        }
+      }
+      if (s.existingAntiCounts.size === 0 && !ownTerms) return { skip: true };
+      s.selfMatch = matchesAll(s.affinity, pod);
+      state.write(FILTER_STATE_KEY, s);
+      return undefined;
+    },
+
+    filter(state: CycleState, _ctx: CycleContext, node: NodeSnapshot, verdict: NodeVerdict): void {
+      const s = state.read<InterPodAffinityFilterState>(FILTER_STATE_KEY);
+      if (!s) return;
+      const labels = node.node?.labels ?? {};
+      const aff = affinityProblem(s, labels);
+      if (aff !== undefined) {
+        verdict.reasons.push(reason('AffinityRulesNotMatch', REASON_AFFINITY, aff, true));
+        return;
+      }
+      const anti = antiProblem(s, labels);
+      if (anti !== undefined) {
+        verdict.reasons.push(reason('AntiAffinityRulesNotMatch', REASON_ANTI_AFFINITY, anti, false));
+        return;
+      }
+      const existing = existingAntiProblem(s, labels);
+      if (existing !== undefined) {
+        verdict.reasons.push(
+          reason('ExistingAntiAffinityRulesNotMatch', REASON_EXISTING_ANTI_AFFINITY, existing, false),
+        );
+      }
+    },
+
+    addPod(state, _ctx, pod, node) {
+      update(state, pod, node, 1);
+    },
+
+    removePod(state, _ctx, pod, node) {
+      update(state, pod, node, -1);
+    },
+
+    preScore(state: CycleState, ctx: CycleContext): 'skip' | undefined {
+      const pod = ctx.pod;
+      const prefAffinity = pod.podAffinity?.preferred ?? [];
+      const prefAnti = pod.podAntiAffinity?.preferred ?? [];
+      const hasPref = prefAffinity.length > 0 || prefAnti.length > 0;
+      if (ignoreExisting && !hasPref) return 'skip';
+      const lookup = (ns: string) => ctx.namespaceLabels(ns);
+      const affinity = prefAffinity.map((w) => new IncomingTerm(w.term, pod.namespace, lookup, w.weight));
+      const anti = prefAnti.map((w) => new IncomingTerm(w.term, pod.namespace, lookup, w.weight));
+      const nsLabels = ctx.namespaceLabels(pod.namespace) ?? {};
+      const byKey = new Map<string, Map<string, number>>();
+      let counted = false;
+      const add = (key: string, labels: Record<string, string>, w: number) => {
+        const v = labels[key];
+        if (v === undefined) return;
+        let values = byKey.get(key);
+        if (!values) {
+          values = new Map();
+          byKey.set(key, values);
+        }
+        values.set(v, (values.get(v) ?? 0) + w);
+        counted = true;
+      };
+      const nodes = hasPref ? ctx.snapshot.list() : ctx.snapshot.havePodsWithAffinity();
+      for (const n of nodes) {
+        const labels = n.node?.labels;
+        if (!labels) continue;
+        for (const e of (hasPref ? n.pods : n.podsWithAffinity).values()) {
+          for (const t of affinity) if (t.matches(e)) add(t.topologyKey, labels, t.weight);
+          for (const t of anti) if (t.matches(e)) add(t.topologyKey, labels, -t.weight);
+          if (hardWeight > 0) {
+            for (const t of e.podAffinity?.required ?? []) {
+              if (existingTermMatches(t, e, pod, nsLabels)) add(t.topologyKey, labels, hardWeight);
+            }
+          }
+          for (const w of e.podAffinity?.preferred ?? []) {
+            if (existingTermMatches(w.term, e, pod, nsLabels)) add(w.term.topologyKey, labels, w.weight);
+          }
+          for (const w of e.podAntiAffinity?.preferred ?? []) {
+            if (existingTermMatches(w.term, e, pod, nsLabels)) add(w.term.topologyKey, labels, -w.weight);
+          }
+        }
+      }
+      if (!counted) return 'skip';
+      state.write(SCORE_STATE_KEY, { byKey } satisfies InterPodAffinityScoreState);
+      return undefined;
+    },
+
+    score(state: CycleState, _ctx: CycleContext, node: NodeSnapshot): number {
+      const s = state.read<InterPodAffinityScoreState>(SCORE_STATE_KEY);
+      const labels = node.node?.labels;
+      if (!s || !labels) return 0;
+      let total = 0;
+      for (const [key, values] of s.byKey) {
+        const v = labels[key];
+        if (v !== undefined) total += values.get(v) ?? 0;
+      }
+      return total;
+    },
+
+    normalizeScore(state: CycleState, _ctx: CycleContext, scores: Float64Array): void {
+      const s = state.read<InterPodAffinityScoreState>(SCORE_STATE_KEY);
+      if (!s || s.byKey.size === 0) return;
+      let min = Number.POSITIVE_INFINITY;
+      let max = Number.NEGATIVE_INFINITY;
+      for (const x of scores) {
+        if (x > max) max = x;
+        if (x < min) min = x;
+      }
+      const diff = max - min;
+      for (let i = 0; i < scores.length; i++) {
+        scores[i] = diff > 0 ? Math.trunc(MAX_NODE_SCORE * (((scores[i] as number) - min) / diff)) : 0;
+      }
+    },
+  };
+}

@@ -1,0 +1,28 @@
+// Every scenario, by plugin area. Volume and preemption scenarios (PVCs/PVs/StorageClasses, priorities,
+// PDBs through Scenario.objects) are a later issue.
+import type { Scenario } from '../types.js';
+import { concurrencyScenarios } from './concurrency.js';
+import { interPodAffinityScenarios } from './inter-pod-affinity.js';
+import { loadAwareScenarios } from './load-aware.js';
+import { nodeAffinityScenarios } from './node-affinity.js';
+import { nodeBasicsScenarios } from './node-basics.js';
+import { nodePortsScenarios } from './node-ports.js';
+import { resourceScenarios } from './resources.js';
+import { topologySpreadScenarios } from './topology-spread.js';
+
+export const scenarios: Scenario[] = [
+  ...nodeBasicsScenarios,
+  ...nodeAffinityScenarios,
+  ...nodePortsScenarios,
+  ...resourceScenarios,
+  ...interPodAffinityScenarios,
+  ...topologySpreadScenarios,
+  ...concurrencyScenarios,
+  ...loadAwareScenarios,
+];
+
+const names = new Set<string>();
+for (const s of scenarios) {
+  if (names.has(s.name)) throw new Error(`duplicate scenario name: ${s.name}`);
+  names.add(s.name);
+}

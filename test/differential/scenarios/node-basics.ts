@@ -1,0 +1,128 @@
+// NodeUnschedulable, NodeName and TaintToleration.
+import { cpu, node, pod, taint, toleration } from '../build.js';
+import type { Scenario } from '../types.js';
+
+const UNSCHEDULABLE = 'node.kubernetes.io/unschedulable';
+
+export const nodeBasicsScenarios: Scenario[] = [
+  {
+    name: 'cordoned node is never chosen',
+    area: 'NodeUnschedulable',
+    description: 'spec.unschedulable nodes are filtered out for pods without the unschedulable toleration.',
+    orderIndependent: true,
+    nodes: [node('n1', { unschedulable: true }), node('n2')],
+    pods: [pod('p1'), pod('p2'), pod('p3')],
+    expect: { unschedulable: [], placements: { p1: ['n2'], p2: ['n2'], p3: ['n2'] } },
+  },
+  {
+    name: 'the unschedulable toleration lets a pod onto a cordoned node',
+    area: 'NodeUnschedulable',
+    description:
+      'NodeUnschedulable passes when the pod tolerates node.kubernetes.io/unschedulable:NoSchedule; ' +
+      'the only node is cordoned, so the plain pod stays Unschedulable.',
+    orderIndependent: true,
+    nodes: [node('n1', { unschedulable: true })],
+    pods: [
+      pod('plain'),
+      pod('tolerant', { spec: { tolerations: [toleration(UNSCHEDULABLE, 'NoSchedule')] } }),
+      pod('tolerates-all', { spec: { tolerations: [{ operator: 'Exists' }] } }),
+    ],
+    expect: { unschedulable: ['plain'], placements: { tolerant: ['n1'], 'tolerates-all': ['n1'] } },
+  },
+  {
+    name: 'a pod created with nodeName bypasses scheduling but its requests count',
+    area: 'NodeName',
+    description:
+      'A pod with spec.nodeName is bound at creation (no scheduler involved, even onto a node its ' +
+      'nodeSelector would refuse); the next pod must see its 1500m on the 2-CPU node and stay Unschedulable.',
+    orderIndependent: false,
+    compare: 'unschedulable-set',
+    nodes: [node('n1', { cpu: '2', labels: { pool: 'a' } })],
+    pods: [
+      pod('pinned', { ...cpu('1500m'), spec: { nodeName: 'n1', nodeSelector: { pool: 'elsewhere' } } }),
+      pod('next', cpu('1')),
+      pod('small', cpu('400m')),
+    ],
+    expect: { unschedulable: ['next'], placements: { pinned: ['n1'], small: ['n1'] } },
+  },
+  {
+    name: 'NoSchedule taints need a matching toleration',
+    area: 'TaintToleration',
+    description:
+      'Equal needs key, value and effect to match; Exists matches any value; an empty effect matches every ' +
+      'effect; an empty key with Exists tolerates everything.',
+    orderIndependent: true,
+    nodes: [
+      node('n1', { taints: [taint('dedicated', 'NoSchedule', 'gpu')] }),
+      node('n2', { taints: [taint('team', 'NoSchedule', 'a')] }),
+    ],
+    pods: [
+      pod('plain'),
+      pod('equal', { spec: { tolerations: [toleration('dedicated', 'NoSchedule', 'gpu')] } }),
+      pod('exists', { spec: { tolerations: [toleration('dedicated', 'NoSchedule')] } }),
+      pod('any-effect', { spec: { tolerations: [toleration('team')] } }),
+      pod('wrong-value', { spec: { tolerations: [toleration('dedicated', 'NoSchedule', 'cpu')] } }),
+      pod('wrong-effect', { spec: { tolerations: [toleration('dedicated', 'NoExecute', 'gpu')] } }),
+      pod('everything', { spec: { tolerations: [{ operator: 'Exists' }] } }),
+    ],
+    expect: {
+      unschedulable: ['plain', 'wrong-value', 'wrong-effect'],
+      placements: { equal: ['n1'], exists: ['n1'], 'any-effect': ['n2'], everything: ['n1', 'n2'] },
+    },
+  },
+  {
+    name: 'NoExecute taints filter like NoSchedule',
+    area: 'TaintToleration',
+    description:
+      'A NoExecute taint must be tolerated with effect NoExecute (or empty); a NoSchedule toleration of the ' +
+      'same key does not cover it.',
+    orderIndependent: true,
+    nodes: [node('n1', { taints: [taint('maintenance', 'NoExecute')] })],
+    pods: [
+      pod('plain'),
+      pod('tolerates', {
+        spec: { tolerations: [{ ...toleration('maintenance', 'NoExecute'), tolerationSeconds: 3600 }] },
+      }),
+      pod('noschedule-only', { spec: { tolerations: [toleration('maintenance', 'NoSchedule')] } }),
+    ],
+    expect: { unschedulable: ['plain', 'noschedule-only'], placements: { tolerates: ['n1'] } },
+  },
+  {
+    name: 'PreferNoSchedule is only a preference',
+    area: 'TaintToleration',
+    description: 'PreferNoSchedule never filters: with only such nodes, untolerating pods still bind.',
+    orderIndependent: true,
+    nodes: [
+      node('n1', { taints: [taint('spot', 'PreferNoSchedule', 'true')] }),
+      node('n2', { taints: [taint('spot', 'PreferNoSchedule', 'true'), taint('old', 'PreferNoSchedule')] }),
+    ],
+    pods: [pod('p1'), pod('p2'), pod('p3')],
+    expect: { unschedulable: [] },
+  },
+  {
+    name: 'a keyless Exists toleration with an effect covers only that effect',
+    area: 'TaintToleration',
+    description:
+      '{operator: Exists, effect: NoExecute} tolerates every NoExecute taint (n1 has two) but no NoSchedule one (n2).',
+    orderIndependent: true,
+    nodes: [
+      node('n1', { taints: [taint('a', 'NoExecute'), taint('b', 'NoExecute', 'x')] }),
+      node('n2', { taints: [taint('c', 'NoSchedule')] }),
+    ],
+    pods: [
+      pod('on-n1', {
+        spec: {
+          tolerations: [{ operator: 'Exists', effect: 'NoExecute' }],
+          nodeSelector: { 'kubernetes.io/hostname': 'n1' },
+        },
+      }),
+      pod('on-n2', {
+        spec: {
+          tolerations: [{ operator: 'Exists', effect: 'NoExecute' }],
+          nodeSelector: { 'kubernetes.io/hostname': 'n2' },
+        },
+      }),
+    ],
+    expect: { unschedulable: ['on-n2'], placements: { 'on-n1': ['n1'] } },
+  },
+];

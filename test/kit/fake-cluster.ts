@@ -1,0 +1,109 @@
+/**
+ * The shared cluster cache's surface and the load tracker's, fed by hand (the informers' role), for
+ * unit tests of what reads them: the operator, the scheduler. Every change emits on the bus what the
+ * real ClusterCache emits. (Tests of the views over a real ClusterCache use graphql/testing.ts's
+ * FixtureCluster, which drives the real cache through fake informers.)
+ */
+import type { NodeInfo, NodeMetricsInfo, PodInfo } from '../../src/cluster/model.js';
+import { podKey } from '../../src/cluster/model.js';
+import { EventBus } from '../../src/events/bus.js';
+import { loadAt } from '../../src/load/testing.js';
+import type { LoadTopics } from '../../src/load/tracker.js';
+import type { NodeLoad } from '../../src/load/types.js';
+import type {
+  RuleClusterTopics as ClusterTopics,
+  NodeLoadRuleEntry as RuleEntry,
+} from '../../src/rules/kind.js';
+import type { NodeLoadRule, RuleStatus } from '../../src/rules/types.js';
+
+export class FakeCluster {
+  readonly bus = new EventBus<ClusterTopics>();
+  readonly nodes = new Map<string, NodeInfo>();
+  /** By namespace/name. */
+  readonly pods = new Map<string, PodInfo>();
+  readonly rules = new Map<string, RuleEntry>();
+  readonly metrics = new Map<string, NodeMetricsInfo>();
+  readonly metricsServed = false;
+  private rv = 100;
+
+  podsOnNode(name: string): ReadonlyMap<string, PodInfo> {
+    return new Map([...this.pods].filter(([, p]) => p.nodeName === name));
+  }
+
+  unscheduledPods(): PodInfo[] {
+    return [...this.pods.values()].filter((p) => !p.nodeName && !p.terminal && !p.deleting);
+  }
+
+  ready(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  addNode(n: NodeInfo): void {
+    this.nodes.set(n.name, n);
+    this.bus.emit('node', { type: 'add', new: n });
+  }
+
+  /** Adds or updates a pod, with a new resourceVersion as a watch event would carry. */
+  upsertPod(p: PodInfo): void {
+    const next = { ...p, resourceVersion: this.nextRv() };
+    const key = podKey(p);
+    const old = this.pods.get(key);
+    this.pods.set(key, next);
+    this.bus.emit('pod', old ? { type: 'update', old, new: next } : { type: 'add', new: next });
+  }
+
+  deletePod(key: string): void {
+    const old = this.pods.get(key);
+    if (!old) return;
+    this.pods.delete(key);
+    this.bus.emit('pod', { type: 'delete', old });
+  }
+
+  addRule(rule: NodeLoadRule): void {
+    const entry = { rule, raw: {} };
+    this.rules.set(`${rule.namespace}/${rule.name}`, entry);
+    this.bus.emit('rule', { type: 'add', new: entry });
+  }
+
+  /** What the informer does after a status write: a new resourceVersion carrying the status. */
+  echoStatus(key: string, status: RuleStatus, resourceVersion: string): void {
+    const old = this.rules.get(key);
+    if (!old) return;
+    const entry = { rule: { ...old.rule, status, resourceVersion }, raw: {} };
+    this.rules.set(key, entry);
+    this.bus.emit('rule', { type: 'update', old, new: entry });
+  }
+
+  deleteRule(key: string): void {
+    const old = this.rules.get(key);
+    this.rules.delete(key);
+    if (old) this.bus.emit('rule', { type: 'delete', old });
+  }
+
+  /** The next resourceVersion, as the API server would hand out. */
+  nextRv(): string {
+    return String(++this.rv);
+  }
+}
+
+/** The load tracker's surface: figures set by hand, each change emitted as the tracker does. */
+export class FakeLoads {
+  readonly bus = new EventBus<LoadTopics>();
+  private readonly loads = new Map<string, NodeLoad>();
+
+  all(): ReadonlyMap<string, NodeLoad> {
+    return this.loads;
+  }
+
+  loadOf(name: string): NodeLoad | undefined {
+    return this.loads.get(name);
+  }
+
+  /** A requests-based load at these percentages (src/load/testing.ts loadAt). */
+  setLoad(name: string, cpuPercent: number, memoryPercent = 10): void {
+    const previous = this.loads.get(name);
+    const next = loadAt(name, cpuPercent, memoryPercent);
+    this.loads.set(name, next);
+    this.bus.emit('load', { node: name, load: next, previous });
+  }
+}
