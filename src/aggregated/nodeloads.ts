@@ -30,7 +30,6 @@ export type {
   NodeLoadList,
   NodeLoadObject,
   NodeLoadStatus,
-  NodeResourceQuantities,
   ObjectMeta,
   RuleRef,
 } from './schema.js';

@@ -4,7 +4,12 @@ import express, { type ErrorRequestHandler, type RequestHandler } from 'express'
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from './api.js';
-import type { AuthorizationDecision, RequestHeaderConfig, SubjectAccessReviewBody, UserInfo } from './auth.js';
+import type {
+  AuthorizationDecision,
+  RequestHeaderConfig,
+  SubjectAccessReviewBody,
+  UserInfo,
+} from './auth.js';
 import {
   frontProxyAuthentication,
   RequestHeaderConfigLoader,

@@ -9,8 +9,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../server/log.js';
 import { internalError, unauthorized } from './api.js';
 import {
-  alwaysAllowed,
   type AuthorizationDecision,
+  alwaysAllowed,
   DecisionCache,
   decisionKey,
   forbidden,

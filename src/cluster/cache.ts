@@ -11,6 +11,13 @@ import type { Logger } from 'pino';
 import { EventBus } from '../events/bus.js';
 import { toNamespaceInfo, toNodeInfo, toNodeMetricsInfo, toPodInfo } from './convert.js';
 import {
+  toClaimInfo,
+  toCsiNodeInfo,
+  toDisruptionBudgetInfo,
+  toStorageClassInfo,
+  toVolumeInfo,
+} from './convert-storage.js';
+import {
   type InformerHandlers,
   type InformerStats,
   identityOf,
@@ -21,14 +28,7 @@ import {
   type WatchFn,
   watchFnFor,
 } from './informer.js';
-import { ApiListers, metricsVersion, type ResourceName, type StorageResourceName } from './listers.js';
-import {
-  toClaimInfo,
-  toCsiNodeInfo,
-  toDisruptionBudgetInfo,
-  toStorageClassInfo,
-  toVolumeInfo,
-} from './convert-storage.js';
+import { ApiListers, metricsVersion, type ResourceName } from './listers.js';
 import type {
   ClaimInfo,
   CsiNodeInfo,
@@ -300,9 +300,15 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> {
       specs.push(
         [this.spec('persistentvolumeclaims'), this.store('claim', this.claimMap, toClaimInfo, nsKey)],
         [this.spec('persistentvolumes'), this.store('volume', this.volumeMap, toVolumeInfo, nameKey)],
-        [this.spec('storageclasses'), this.store('storageClass', this.storageClassMap, toStorageClassInfo, nameKey)],
+        [
+          this.spec('storageclasses'),
+          this.store('storageClass', this.storageClassMap, toStorageClassInfo, nameKey),
+        ],
         [this.spec('csinodes'), this.store('csiNode', this.csiNodeMap, toCsiNodeInfo, nameKey)],
-        [this.spec('poddisruptionbudgets'), this.store('disruptionBudget', this.budgetMap, toDisruptionBudgetInfo, nsKey)],
+        [
+          this.spec('poddisruptionbudgets'),
+          this.store('disruptionBudget', this.budgetMap, toDisruptionBudgetInfo, nsKey),
+        ],
       );
     }
     for (const [spec, handlers] of specs) {
@@ -587,5 +593,3 @@ function nsKey(o: { namespace?: string; name: string }): string {
 function nameKey(o: { name: string }): string {
   return o.name;
 }
-
-export type { StorageResourceName };

@@ -42,7 +42,10 @@ function selector(v: Json): LabelSelector | undefined {
 }
 
 function terms(list: Json): NodeSelectorTerm[] {
-  return ((list ?? []) as Json[]).map((t) => ({ matchExpressions: t?.matchExpressions, matchFields: t?.matchFields }));
+  return ((list ?? []) as Json[]).map((t) => ({
+    matchExpressions: t?.matchExpressions,
+    matchFields: t?.matchFields,
+  }));
 }
 
 export function toClaimInfo(o: Json): ClaimInfo {
@@ -129,7 +132,9 @@ export function toCsiNodeInfo(o: Json): CsiNodeInfo {
     resourceVersion: meta.resourceVersion ?? '',
     drivers: ((o?.spec?.drivers ?? []) as Json[]).map((d) => {
       const count = d?.allocatable?.count;
-      return typeof count === 'number' ? { name: String(d?.name ?? ''), allocatableCount: count } : { name: String(d?.name ?? '') };
+      return typeof count === 'number'
+        ? { name: String(d?.name ?? ''), allocatableCount: count }
+        : { name: String(d?.name ?? '') };
     }),
   };
 }

@@ -23,7 +23,7 @@ import type {
   Toleration,
   TopologySpreadConstraint,
 } from './model.js';
-import { bytes, cpuMilli, parseQuantity } from './quantity.js';
+import { bytes, cpuMilli } from './quantity.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: API objects are untyped JSON at this boundary.
 type Json = any;
@@ -184,7 +184,10 @@ function affinityRules(a: Json): PodAffinityRules | undefined {
   if (required.length === 0 && preferred.length === 0) return undefined;
   return {
     required: required.map(affinityTerm),
-    preferred: preferred.map((w) => ({ weight: Number(w?.weight) || 0, term: affinityTerm(w?.podAffinityTerm) })),
+    preferred: preferred.map((w) => ({
+      weight: Number(w?.weight) || 0,
+      term: affinityTerm(w?.podAffinityTerm),
+    })),
   };
 }
 
@@ -259,7 +262,11 @@ function podVolumes(podName: string, spec: Json): PodVolume[] {
     } else {
       const disk = diskOf(v);
       if (disk) {
-        const ro = v.gcePersistentDisk?.readOnly ?? v.awsElasticBlockStore?.readOnly ?? v.iscsi?.readOnly ?? v.rbd?.readOnly;
+        const ro =
+          v.gcePersistentDisk?.readOnly ??
+          v.awsElasticBlockStore?.readOnly ??
+          v.iscsi?.readOnly ??
+          v.rbd?.readOnly;
         out.push({ name, disk, readOnly: ro === true });
       }
     }
@@ -370,10 +377,3 @@ export function parseDurationSeconds(d: string): number {
   }
   return total;
 }
-
-export function toLabelSelector(v: Json): LabelSelector | undefined {
-  if (!v || typeof v !== 'object') return undefined;
-  return { matchLabels: v.matchLabels, matchExpressions: v.matchExpressions };
-}
-
-export { parseQuantity };

@@ -2,7 +2,13 @@
  * How the cache's kinds are listed from the API server (typed clients, paginated), and whether
  * metrics.k8s.io is served. The informers watch the same paths; these supply their lists.
  */
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, PolicyV1Api, StorageV1Api } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  PolicyV1Api,
+  StorageV1Api,
+} from '@kubernetes/client-node';
 import { httpStatusOf, type KubeObject, type ListFn, type ListResult } from './informer.js';
 
 export type ResourceName =

@@ -282,10 +282,3 @@ export interface DisruptionBudgetInfo {
   /** status.disruptionsAllowed. */
   disruptionsAllowed: number;
 }
-
-export interface PriorityClassInfo {
-  name: string;
-  resourceVersion: string;
-  value: number;
-  preemptionPolicy: string;
-}

@@ -7,8 +7,8 @@ import {
   type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import type { Logger } from '../server/log.js';
 import { CRD_NAME, loadCrdManifest } from '../rules/crd.js';
+import type { Logger } from '../server/log.js';
 
 function status(err: unknown): number | undefined {
   return typeof (err as { code?: unknown })?.code === 'number' ? (err as { code: number }).code : undefined;

@@ -16,7 +16,7 @@ import {
   V1MicroTime,
 } from '@kubernetes/client-node';
 import type { PodInfo } from '../cluster/model.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../server/log.js';
 import { decisionEvent, decisionFromEvent } from './event-codec.js';
 import type { Decision } from './explain.js';
 import { evictVictim, preemptedEvent, type StatusIntent } from './preemption-writes.js';
@@ -320,8 +320,14 @@ export class KubeSchedulerApi implements SchedulerApi {
     };
     if (ev.reason === 'FailedScheduling') {
       this.series.delete(podKey);
-      this.series.set(podKey, { name: body.metadata?.name ?? '', note: ev.note, count: 1, since: Date.now() });
-      while (this.series.size > MAX_OPEN_SERIES) this.series.delete(this.series.keys().next().value as string);
+      this.series.set(podKey, {
+        name: body.metadata?.name ?? '',
+        note: ev.note,
+        count: 1,
+        since: Date.now(),
+      });
+      while (this.series.size > MAX_OPEN_SERIES)
+        this.series.delete(this.series.keys().next().value as string);
     }
     this.writes.push({
       key: `event:${seq}`,

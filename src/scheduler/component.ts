@@ -3,9 +3,11 @@
  * elector, and serves GET /scheduler/status.
  */
 import { Router } from 'express';
-import type { GatewayComponent, GatewayContext } from '../app.js';
-import { defaultIdentity } from '../leader/lease.js';
-import { componentLogger } from '../log.js';
+import { defaultIdentity, type LeaderElector } from '../leader/lease.js';
+import type { LoadTracker } from '../load/tracker.js';
+import type { RuleCache } from '../rules/kind.js';
+import type { ComponentContext, GatewayComponent } from '../server/component.js';
+import { componentLogger } from '../server/log.js';
 import { KubeSchedulerApi, type SchedulerApi } from './binder.js';
 import { loadProfileConfig } from './profile/config.js';
 import { TokenBucket } from './ratelimit.js';
@@ -25,8 +27,29 @@ export interface SchedulerComponentDeps {
 
 export type SchedulerComponent = GatewayComponent & { scheduler: Scheduler };
 
+/** The flags the scheduler reads (the gateway's config satisfies it). */
+export interface SchedulerFlags {
+  identity?: string | undefined;
+  schedulerName: string;
+  bindQps: number;
+  bindBurst: number;
+  scoreCpuWeight: number;
+  scoreMemoryWeight: number;
+  schedulerConfig?: string | undefined;
+  burstMaxPlacements: number;
+  burstWindowSeconds: number;
+}
+
+/** The part of the gateway's context the scheduler uses. */
+export interface SchedulerContext extends ComponentContext {
+  config: SchedulerFlags;
+  cache: RuleCache;
+  loads: LoadTracker;
+  leader: LeaderElector;
+}
+
 export function schedulerComponent(
-  ctx: GatewayContext,
+  ctx: SchedulerContext,
   deps: SchedulerComponentDeps = {},
 ): SchedulerComponent {
   const log = componentLogger(ctx.log, 'scheduler');

@@ -11,7 +11,6 @@ import type {
   Toleration,
 } from '../cluster/model.js';
 
-export const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
 export const UNSCHEDULABLE_TAINT = 'node.kubernetes.io/unschedulable';
 
 /** core/v1 Toleration.ToleratesTaint. */

@@ -7,19 +7,13 @@
  * bound it first, which is final.
  */
 import { randomUUID } from 'node:crypto';
-import type { RuleClusterTopics as ClusterTopics } from '../rules/kind.js';
 import { type PodInfo, podKey } from '../cluster/model.js';
 import { EventBus } from '../events/bus.js';
-import type { Logger } from '../log.js';
+import type { RuleClusterTopics as ClusterTopics } from '../rules/kind.js';
 import { ruleKey, rulesForPod } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
+import type { Logger } from '../server/log.js';
 import { runCycle } from './cycle.js';
-import { type Profile, runPostBind, runPreBind, runReserve, runUnreserve } from './framework/runtime.js';
-import { Snapshot } from './framework/snapshot.js';
-import type { CycleContext, CycleState } from './framework/types.js';
-import { PlacementLog } from './placement-log.js';
-import { Preemption } from './preemption.js';
-import { buildProfile } from './profile/build.js';
 import {
   buildCandidates,
   type Decision,
@@ -28,8 +22,14 @@ import {
   scheduledMessage,
   unschedulableMessage,
 } from './explain.js';
+import { type Profile, runPostBind, runPreBind, runReserve, runUnreserve } from './framework/runtime.js';
+import { Snapshot } from './framework/snapshot.js';
+import type { CycleContext, CycleState } from './framework/types.js';
 import { DecisionHistory } from './history.js';
 import { createSchedulerMetrics, type SchedulerMetrics } from './metrics.js';
+import { PlacementLog } from './placement-log.js';
+import { Preemption } from './preemption.js';
+import { buildProfile } from './profile/build.js';
 import { type PendingPod, type QueuedPod, SchedulingQueue } from './queue.js';
 import { acquireToken, TokenBucket } from './ratelimit.js';
 import { loadDropped, nodeChangeMatters, podSpecChanged, ruleChangeMatters } from './requeue.js';
@@ -45,9 +45,7 @@ import type { SchedulerDeps, SchedulerOptions, SchedulerStatus } from './types.j
 
 export type {
   Leadership,
-  SchedulerCacheView,
   SchedulerDeps,
-  SchedulerLoadView,
   SchedulerOptions,
   SchedulerStatus,
 } from './types.js';

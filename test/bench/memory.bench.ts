@@ -15,8 +15,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { createLogger } from '../../src/server/log.js';
 import { ensureCrd } from '../../src/operator/install-crd.js';
+import { createLogger } from '../../src/server/log.js';
 import { freePorts, waitForDefaultServiceAccount } from '../cluster/controlplane.js';
 import { loadKubeConfig } from '../cluster/nodes.js';
 import {

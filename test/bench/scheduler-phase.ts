@@ -58,7 +58,10 @@ function podBody(name: string, i: number, schedulerName: string, workload: Bench
           affinity: {
             podAntiAffinity: {
               requiredDuringSchedulingIgnoredDuringExecution: [
-                { labelSelector: { matchLabels: { app: 'bench', shard } }, topologyKey: 'kubernetes.io/hostname' },
+                {
+                  labelSelector: { matchLabels: { app: 'bench', shard } },
+                  topologyKey: 'kubernetes.io/hostname',
+                },
               ],
             },
           },

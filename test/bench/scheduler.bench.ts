@@ -17,9 +17,9 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { createLogger } from '../../src/server/log.js';
 import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
+import { createLogger } from '../../src/server/log.js';
 import { freePorts, waitForDefaultServiceAccount } from '../cluster/controlplane.js';
 import { loadKubeConfig } from '../cluster/nodes.js';
 import {
@@ -40,6 +40,7 @@ import {
   waitForUrl,
 } from './lib.js';
 import {
+  type BenchWorkload,
   type Combined,
   CPU,
   combine,
@@ -48,7 +49,6 @@ import {
   type PhaseResult,
   runPhase,
   SCHED_NAMESPACE,
-  type BenchWorkload,
   type SchedulerProcess,
 } from './scheduler-phase.js';
 

@@ -14,9 +14,9 @@ import https from 'node:https';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { createLogger } from '../../src/server/log.js';
 import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
+import { createLogger } from '../../src/server/log.js';
 import { loadKubeConfig } from '../cluster/nodes.js';
 import {
   acquireCluster,

@@ -16,12 +16,12 @@ import {
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFailed, onTestFinished } from 'vitest';
 import { type Change, ClusterCache, type ClusterCacheOptions } from '../../src/cluster/cache.js';
-import { NODE_LOAD_RULE_KIND } from '../../src/rules/kind.js';
-import type { NodeLoadRule } from '../../src/rules/types.js';
 import { type WatchFn, watchFnFor } from '../../src/cluster/informer.js';
 import { type PodInfo, podKey } from '../../src/cluster/model.js';
 import { LoadTracker } from '../../src/load/tracker.js';
 import { CRD_NAME, loadCrdManifest } from '../../src/rules/crd.js';
+import { NODE_LOAD_RULE_KIND } from '../../src/rules/kind.js';
+import type { NodeLoadRule } from '../../src/rules/types.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import { startCluster, stopCluster } from '../cluster/controlplane.js';
 import { createFakeNodes, deleteFakeNodes, isApiException } from '../cluster/nodes.js';
@@ -85,7 +85,11 @@ function podBody(
 }
 
 /** True when the cache holds exactly the server's pods of the namespace, at the server's resourceVersions. */
-async function podsMatchServer(cache: ClusterCache<NodeLoadRule>, core: CoreV1Api, namespace: string): Promise<boolean> {
+async function podsMatchServer(
+  cache: ClusterCache<NodeLoadRule>,
+  core: CoreV1Api,
+  namespace: string,
+): Promise<boolean> {
   const list = await core.listNamespacedPod({ namespace });
   const server = new Map(
     list.items.map((p) => [`${namespace}/${p.metadata?.name}`, p.metadata?.resourceVersion]),

@@ -13,9 +13,9 @@ import { type Gateway, startGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { LeaderElector } from '../../src/leader/lease.js';
 import { operatorComponent } from '../../src/operator/component.js';
+import { ensureCrd } from '../../src/operator/install-crd.js';
 import type { Operator } from '../../src/operator/operator.js';
 import type { Suggestion } from '../../src/operator/plan.js';
-import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION, type RuleStatus } from '../../src/rules/types.js';
 import { createFakeNodes, describeApiError, isApiException } from '../cluster/nodes.js';
 import {

@@ -9,9 +9,9 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Gateway, startGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
-import { createLogger } from '../../src/server/log.js';
 import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
+import { createLogger } from '../../src/server/log.js';
 import { webhookComponent } from '../../src/webhook/component.js';
 import { createNamespace, kubeConfig, pkiPath, type TestNamespace, waitFor } from './context.js';
 

@@ -7,6 +7,7 @@
 import { graphql } from './gql/gql.js';
 import type * as G from './gql/graphql.js';
 
+/** @public Registered with codegen; operations spread it by name. */
 export const LOAD_FIELDS = graphql(`
   fragment LoadFields on NodeLoad {
     cpuPercent
@@ -38,6 +39,7 @@ export const LOAD_UPDATES = graphql(`
   }
 `);
 
+/** @public Registered with codegen; operations spread it by name. */
 export const SELECTOR_FIELDS = graphql(`
   fragment SelectorFields on LabelSelector {
     matchLabels { key value }
@@ -76,6 +78,7 @@ export const PENDING = graphql(`
   }
 `);
 
+/** @public Registered with codegen; operations spread it by name. */
 export const DECISION_SUMMARY = graphql(`
   fragment DecisionSummary on SchedulingDecision {
     id time namespace pod result node message attempts totalNodes feasibleNodes
@@ -136,12 +139,9 @@ export const SIMULATE = graphql(`
 
 // The shapes the panels work with, named after what they hold; all of them are generated types.
 export type {
-  CandidateVerdict,
   DecisionResult,
   LabelSelectorInput as SelectorInput,
   LabelSelectorOperator,
-  LoadSource,
-  ReasonCode,
   SchedulingQueue as QueueName,
 } from './gql/graphql.js';
 
@@ -152,29 +152,20 @@ export type DecisionSummary = G.DecisionSummaryFragment;
 export type NodesResult = G.DashboardNodesQuery;
 export type NodeView = NodesResult['nodes'][number];
 
-export type LoadUpdatesResult = G.DashboardLoadUpdatesSubscription;
-export type LoadUpdate = LoadUpdatesResult['nodeLoadUpdates'];
-
 export type RulesResult = G.DashboardRulesQuery;
 export type RuleView = RulesResult['rules'][number];
 export type RuleSpec = RuleView['spec'];
-export type Condition = NonNullable<RuleView['status']>['conditions'][number];
 export type Reason = RuleView['evaluation']['ineligible'][number]['reasons'][number];
 
 export type PendingResult = G.DashboardPendingQuery;
 export type PendingPodView = PendingResult['pendingPods'][number];
 export type SchedulerStatus = PendingResult['schedulerStatus'];
 
-export type HistoryResult = G.DashboardHistoryQuery;
-export type DecisionsResult = G.DashboardDecisionsSubscription;
-
 export type DecisionResultData = G.DashboardDecisionQuery;
 export type DecisionDetail = DecisionResultData['decision'];
 export type Candidate = DecisionDetail['candidates'][number];
-export type CandidateLoad = NonNullable<Candidate['load']>;
 export type RuleCheck = Candidate['rules'][number];
 export type FilterReason = Candidate['reasons'][number];
-export type Burst = NonNullable<Candidate['burst']>;
 
 export type SimulateResult = G.DashboardSimulateQuery;
 export type Simulation = SimulateResult['simulateRule'];

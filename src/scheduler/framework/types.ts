@@ -9,7 +9,7 @@
  * Plugins are plain objects over plain data (src/cluster/model.ts, src/load) and the per-cycle
  * snapshot; only PreBind/Bind do I/O, through what the runtime hands them.
  */
-import type { NodeInfo, PodInfo } from '../../cluster/model.js';
+import type { PodInfo } from '../../cluster/model.js';
 import type { LoadOptions } from '../../load/types.js';
 import type { NodeLoadRule } from '../../rules/types.js';
 import type { NominatedPods } from './nominator.js';
@@ -175,4 +175,4 @@ export type AnyPlugin = Partial<
   Plugin;
 
 /** Re-exported so plugins import their data types from one place. */
-export type { NodeInfo, NodeSnapshot, PodInfo, Snapshot };
+export type { NodeSnapshot, PodInfo, Snapshot };

@@ -6,9 +6,9 @@
  */
 import { ruleKey } from '../../rules/rule.js';
 import type { BurstGuard as BurstLimit } from '../../rules/types.js';
-import type { BurstView } from '../placement-log.js';
 import type { FilterPlugin } from '../framework/types.js';
 import type { BurstCheck } from '../framework/verdict.js';
+import type { BurstView } from '../placement-log.js';
 import { PLUGIN } from './names.js';
 
 export interface BurstGuardArgs {

@@ -116,16 +116,6 @@ export function verdictOn(
   return v;
 }
 
-/** Codes of the reasons the plugin gives for one node ([] = passes). */
-export function codesOn(
-  plugin: AnyPlugin,
-  pod: PodInfo,
-  n: NodeInfo,
-  w: Omit<World, 'nodes'> = {},
-): string[] {
-  return verdictOn(plugin, pod, n, w).reasons.map((r) => r.code);
-}
-
 /** Aggregatable texts of the reasons. */
 export function reasonsOf(v: NodeVerdict): string[] {
   return v.reasons.map((r: FilterReason) => r.reason);

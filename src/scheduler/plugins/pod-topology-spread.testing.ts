@@ -165,9 +165,3 @@ export function runScore(
 
 export const hosts = (...names: string[]) => names.map((n) => node(n, `${HOST}=node-${n}`));
 export const hostZone = (n: string, z: string) => node(n, `zone=${z},${HOST}=node-${n}`);
-export const HZ4 = [
-  hostZone('a', 'zone1'),
-  hostZone('b', 'zone1'),
-  hostZone('x', 'zone2'),
-  hostZone('y', 'zone2'),
-];
