@@ -146,6 +146,14 @@ function decisionsFor(namespace: string, pod: string): Decision[] {
   return scheduler.history.query({ namespace, limit: 500 }).items.filter((d) => d.pod === pod);
 }
 
+/** The pod's scheduled decision: the watch can show it bound before the bind's response is back. */
+async function scheduledDecision(namespace: string, pod: string): Promise<Decision | undefined> {
+  await waitFor(`the scheduled decision of ${pod}`, () =>
+    decisionsFor(namespace, pod).some((d) => d.result === 'scheduled'),
+  );
+  return decisionsFor(namespace, pod).find((d) => d.result === 'scheduled');
+}
+
 function reasonsOn(d: Decision | undefined, node: string): string[] {
   return d?.candidates.find((c) => c.node === node)?.reasons.map((r) => `${r.plugin}: ${r.reason}`) ?? [];
 }
@@ -217,7 +225,7 @@ describe('volumes', () => {
     expect(await claimBound(ns, 'data')).toBe(pv);
     const pvNow = await coreApi().readPersistentVolume({ name: pv });
     expect(pvNow.spec?.claimRef).toMatchObject({ namespace: ns, name: 'data' });
-    const last = decisionsFor(ns, 'app')[0];
+    const last = await scheduledDecision(ns, 'app');
     expect(last?.result).toBe('scheduled');
     for (const other of names.filter((n) => n !== home)) {
       expect(reasonsOn(last, other)).toEqual([
@@ -330,7 +338,7 @@ describe('volumes', () => {
       await coreApi().createNamespacedPod({ namespace: ns, body: podBody(`z${i}`, pool, ['shared']) });
     }
     for (let i = 0; i < 4; i++) expect(zoneB).toContain(await boundNode(ns, `z${i}`));
-    const d = decisionsFor(ns, 'z0')[0];
+    const d = await scheduledDecision(ns, 'z0');
     for (const n of names.slice(0, 2)) {
       expect(reasonsOn(d, n)).toEqual(['VolumeZone: node(s) had no available volume zone']);
     }
@@ -385,8 +393,7 @@ describe('volumes', () => {
       }),
     });
     expect(await boundNode(ns, 'second')).toBe(free);
-    expect(reasonsOn(decisionsFor(ns, 'second')[0], full)).toEqual([
-      'NodeVolumeLimits: node(s) exceed max volume count',
-    ]);
+    const scheduled = await scheduledDecision(ns, 'second');
+    expect(reasonsOn(scheduled, full)).toEqual(['NodeVolumeLimits: node(s) exceed max volume count']);
   });
 });
