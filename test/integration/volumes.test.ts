@@ -62,7 +62,13 @@ async function nodePool(
     })),
   );
   created.nodes.push(...names);
-  await waitFor('the pool in the cache', () => names.every((n) => gateway.cache.nodes.get(n)?.ready));
+  // Ready, and the node controller has lifted the not-ready taint every new node starts with.
+  await waitFor('the pool in the cache', () =>
+    names.every((n) => {
+      const node = gateway.cache.nodes.get(n);
+      return node?.ready === true && !node.taints.some((t) => t.key === 'node.kubernetes.io/not-ready');
+    }),
+  );
   return { pool, names };
 }
 
