@@ -1,59 +1,14 @@
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type NodeInfo, type NodeMetricsInfo, type PodInfo, podKey } from '../cluster/model.js';
-import { EventBus } from '../events/bus.js';
-import type { LeaderEvents } from '../leader/lease.js';
+import { FakeCluster } from '../../test/kit/fake-cluster.js';
+import { FakeLeader } from '../../test/kit/fake-leader.js';
+import { type PodInfo, podKey } from '../cluster/model.js';
 import { LoadTracker } from '../load/tracker.js';
-import type { RuleClusterTopics as ClusterTopics, NodeLoadRuleEntry as RuleEntry } from '../rules/kind.js';
-import type { NodeLoadRule } from '../rules/types.js';
 import type { BindOutcome, SchedulerApi } from './binder.js';
 import type { Decision } from './explain.js';
-import { type Leadership, Scheduler, type SchedulerOptions } from './scheduler.js';
+import { Scheduler, type SchedulerOptions } from './scheduler.js';
 import { node, pod, rule } from './testing.js';
-
-/** The shared cache's surface, fed by hand (the informer's role). */
-class FakeCluster {
-  readonly bus = new EventBus<ClusterTopics>();
-  readonly nodes = new Map<string, NodeInfo>();
-  readonly pods = new Map<string, PodInfo>();
-  readonly rules = new Map<string, RuleEntry>();
-  readonly metrics = new Map<string, NodeMetricsInfo>();
-  readonly metricsServed = false;
-  private rv = 100;
-
-  podsOnNode(name: string): ReadonlyMap<string, PodInfo> {
-    return new Map([...this.pods].filter(([, p]) => p.nodeName === name));
-  }
-  unscheduledPods(): PodInfo[] {
-    return [...this.pods.values()].filter((p) => !p.nodeName && !p.terminal && !p.deleting);
-  }
-  ready(): Promise<void> {
-    return Promise.resolve();
-  }
-  addNode(n: NodeInfo): void {
-    this.nodes.set(n.name, n);
-    this.bus.emit('node', { type: 'add', new: n });
-  }
-  upsertPod(p: PodInfo): void {
-    const next = { ...p, resourceVersion: String(this.rv++) };
-    const key = podKey(p);
-    const old = this.pods.get(key);
-    this.pods.set(key, next);
-    this.bus.emit('pod', old ? { type: 'update', old, new: next } : { type: 'add', new: next });
-  }
-  deletePod(key: string): void {
-    const old = this.pods.get(key);
-    if (!old) return;
-    this.pods.delete(key);
-    this.bus.emit('pod', { type: 'delete', old });
-  }
-  addRule(r: NodeLoadRule): void {
-    const entry = { rule: r, raw: {} };
-    this.rules.set(`${r.namespace}/${r.name}`, entry);
-    this.bus.emit('rule', { type: 'add', new: entry });
-  }
-}
 
 /** The API server's side: binds land in the cluster (as the informer would report) after a short delay. */
 class FakeApi implements SchedulerApi {
@@ -96,24 +51,6 @@ class FakeApi implements SchedulerApi {
   clearNomination(): void {}
   preempt(): void {}
   async drain(): Promise<void> {}
-}
-
-class FakeLeader implements Leadership {
-  private leading: boolean;
-  private readonly bus = new EventBus<LeaderEvents>();
-  constructor(leading = true) {
-    this.leading = leading;
-  }
-  isLeader(): boolean {
-    return this.leading;
-  }
-  on(event: 'started-leading' | 'stopped-leading', fn: () => void): () => void {
-    return this.bus.on(event, fn);
-  }
-  set(leading: boolean): void {
-    this.leading = leading;
-    this.bus.emit(leading ? 'started-leading' : 'stopped-leading');
-  }
 }
 
 const running: Scheduler[] = [];

@@ -12,6 +12,7 @@ import type { NodeLoadRule } from '../rules/types.js';
 import { type CycleResult, runCycle } from './cycle.js';
 import type { Profile } from './framework/runtime.js';
 import { Snapshot } from './framework/snapshot.js';
+import type { CycleContext } from './framework/types.js';
 import { PlacementLog } from './placement-log.js';
 import { buildProfile } from './profile/build.js';
 import type { PluginDeps } from './profile/registry.js';
@@ -128,6 +129,23 @@ export function snapshotOf(nodes: readonly NodeInfo[], pods: readonly PodInfo[] 
   for (const n of nodes) snapshot.setNode(n);
   for (const p of pods) snapshot.upsertPod(p);
   return snapshot;
+}
+
+/** A plugin's view of a cycle for `p` over these nodes and bound pods (no rules, requests-based loads). */
+export function cycleContext(
+  p: PodInfo,
+  nodes: readonly NodeInfo[],
+  pods: readonly PodInfo[] = [],
+  namespaceLabels: CycleContext['namespaceLabels'] = () => ({}),
+): CycleContext {
+  return {
+    pod: p,
+    snapshot: snapshotOf(nodes, pods),
+    rules: [],
+    loadOptions: DEFAULT_LOAD_OPTIONS,
+    now: 0,
+    namespaceLabels,
+  };
 }
 
 /** The default profile, with an empty placement log unless one is given. */

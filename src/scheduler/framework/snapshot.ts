@@ -42,8 +42,6 @@ export class NodeSnapshot {
   noRequestPods = 0;
   /** The node's effective load for this cycle (set by the runtime from the load tracker). */
   load: NodeLoad | undefined;
-  /** Bumped on every change: lets callers cache per-node derived figures. */
-  generation = 0;
 
   constructor(readonly name: string) {}
 
@@ -64,7 +62,6 @@ export class NodeSnapshot {
       const c = `${pod.namespace}/${v.claimName}`;
       this.claims.set(c, (this.claims.get(c) ?? 0) + 1);
     }
-    this.generation++;
   }
 
   remove(key: string): PodInfo | undefined {
@@ -88,7 +85,6 @@ export class NodeSnapshot {
       if (n > 0) this.claims.set(c, n);
       else this.claims.delete(c);
     }
-    this.generation++;
     return pod;
   }
 }
@@ -118,8 +114,6 @@ export class Snapshot {
   private listCache: NodeSnapshot[] | undefined;
   private affinityCache: NodeSnapshot[] | undefined;
   private antiAffinityCache: NodeSnapshot[] | undefined;
-  /** Bumped whenever any node or pod changes. */
-  generation = 0;
 
   /** Nodes known to the cache, in insertion order (stable across cycles). */
   list(): readonly NodeSnapshot[] {
@@ -188,7 +182,6 @@ export class Snapshot {
     const n = this.entry(node.name);
     const added = n.node === undefined;
     n.node = node;
-    n.generation++;
     this.changed(added);
   }
 
@@ -256,7 +249,6 @@ export class Snapshot {
   }
 
   private podChanged(n: NodeSnapshot, hadAffinity: boolean, hadAnti: boolean): void {
-    this.generation++;
     if (hadAffinity !== n.podsWithAffinity.size > 0) this.affinityCache = undefined;
     if (hadAnti !== n.podsWithRequiredAntiAffinity.size > 0) this.antiAffinityCache = undefined;
   }
@@ -271,7 +263,6 @@ export class Snapshot {
   }
 
   private changed(membership: boolean): void {
-    this.generation++;
     if (membership) this.listCache = undefined;
     this.affinityCache = undefined;
     this.antiAffinityCache = undefined;

@@ -5,14 +5,14 @@
  * Upstream's namespace "" is "default" here; cases about invalid label syntax are left out (the API
  * server rejects such pods before the scheduler sees them).
  */
+
 import { describe, expect, it } from 'vitest';
 import { toNodeInfo, toPodInfo } from '../../cluster/convert.js';
 import type { NodeInfo, PodInfo } from '../../cluster/model.js';
-import { DEFAULT_LOAD_OPTIONS } from '../../load/types.js';
 import { runFilters, runScores } from '../framework/runtime.js';
-import { Snapshot } from '../framework/snapshot.js';
 import { type CycleContext, CycleState, type FilterReason } from '../framework/types.js';
 import type { NodeVerdict } from '../framework/verdict.js';
+import { cycleContext } from '../testing.js';
 import {
   FILTER_STATE_KEY,
   type InterPodAffinityArgs,
@@ -85,17 +85,7 @@ function node(name: string, labels: Record<string, string>): NodeInfo {
 }
 
 function contextOf(p: PodInfo, nodes: NodeInfo[], pods: PodInfo[]): CycleContext {
-  const snapshot = new Snapshot();
-  for (const n of nodes) snapshot.setNode(n);
-  for (const e of pods) snapshot.upsertPod(e);
-  return {
-    pod: p,
-    snapshot,
-    rules: [],
-    loadOptions: DEFAULT_LOAD_OPTIONS,
-    now: 0,
-    namespaceLabels: (ns) => NAMESPACES[ns],
-  };
+  return cycleContext(p, nodes, pods, (ns) => NAMESPACES[ns]);
 }
 
 /** PreFilter, then Filter on each node with a fresh verdict; 'skip' when PreFilter skipped. */

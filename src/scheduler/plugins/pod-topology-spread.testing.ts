@@ -1,10 +1,10 @@
 /** Fixtures for the PodTopologySpread tests: raw API objects through toPodInfo/toNodeInfo, one snapshot per case. */
+
 import { toNodeInfo, toPodInfo } from '../../cluster/convert.js';
 import type { NodeInfo, PodInfo } from '../../cluster/model.js';
-import { DEFAULT_LOAD_OPTIONS } from '../../load/types.js';
-import { Snapshot } from '../framework/snapshot.js';
 import { type CycleContext, CycleState } from '../framework/types.js';
 import type { NodeVerdict } from '../framework/verdict.js';
+import { cycleContext } from '../testing.js';
 import { LABEL_HOSTNAME, type PodTopologySpreadArgs, podTopologySpread } from './pod-topology-spread.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: raw API JSON
@@ -107,17 +107,7 @@ export const FOUR = [zn('a', 'zone1'), zn('b', 'zone1'), zn('x', 'zone2'), zn('y
 export const byNode = (...names: string[]) => names.map((n) => node(n, `node=node-${n}`));
 
 export function setup(nodes: NodeInfo[], existing: PodInfo[], p: PodInfo): CycleContext {
-  const snapshot = new Snapshot();
-  for (const n of nodes) snapshot.setNode(n);
-  for (const e of existing) snapshot.upsertPod(e);
-  return {
-    pod: p,
-    snapshot,
-    rules: [],
-    loadOptions: DEFAULT_LOAD_OPTIONS,
-    now: 0,
-    namespaceLabels: () => ({}),
-  };
+  return cycleContext(p, nodes, existing);
 }
 
 export function runFilter(nodes: NodeInfo[], existing: PodInfo[], p: PodInfo, args?: PodTopologySpreadArgs) {

@@ -3,6 +3,7 @@
  * toNodeInfo, toClaimInfo, toVolumeInfo, toStorageClassInfo, toCsiNodeInfo), a StorageView over plain
  * maps whose changes the test fires, and a harness running PreFilter + Filter of some plugins per node.
  */
+
 import { toNodeInfo, toPodInfo } from '../../cluster/convert.js';
 import {
   toClaimInfo,
@@ -18,10 +19,9 @@ import type {
   StorageClassInfo,
   VolumeInfo,
 } from '../../cluster/model.js';
-import { DEFAULT_LOAD_OPTIONS } from '../../load/types.js';
-import { Snapshot } from '../framework/snapshot.js';
 import { type AnyPlugin, type CycleContext, CycleState } from '../framework/types.js';
 import type { NodeVerdict } from '../framework/verdict.js';
+import { cycleContext } from '../testing.js';
 import type { StorageView } from './volume-common.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: raw API JSON
@@ -228,17 +228,7 @@ export function storage(
 }
 
 export function context(nodes: NodeInfo[], existing: PodInfo[], p: PodInfo): CycleContext {
-  const snapshot = new Snapshot();
-  for (const n of nodes) snapshot.setNode(n);
-  for (const e of existing) snapshot.upsertPod(e);
-  return {
-    pod: p,
-    snapshot,
-    rules: [],
-    loadOptions: DEFAULT_LOAD_OPTIONS,
-    now: 0,
-    namespaceLabels: () => ({}),
-  };
+  return cycleContext(p, nodes, existing);
 }
 
 export interface FilterRun {
