@@ -100,6 +100,8 @@ export async function startGateway(
     leaseDurationSeconds: config.leaseDurationSeconds,
     enabled: config.leaderElect,
     log: componentLogger(log, 'leader'),
+    renewDeadlineSeconds: config.leaseRenewDeadlineSeconds,
+    retryPeriodSeconds: config.leaseRetryPeriodSeconds,
     registry,
   });
   const ctx: GatewayContext = { config, log, kubeConfig, registry, cache, loads, leader };

@@ -17,6 +17,12 @@ describe('loadConfig', () => {
     { argv: [], env: { NODELOAD_HTTP_PORT: '9001' }, key: 'httpPort', want: 9001 },
     { argv: ['--http-port', '9002'], env: { NODELOAD_HTTP_PORT: '9001' }, key: 'httpPort', want: 9002 },
     { argv: ['--leader-elect', 'false'], env: {}, key: 'leaderElect', want: false },
+    {
+      argv: ['--lease-renew-deadline-seconds', '10', '--lease-retry-period-seconds', '2'],
+      env: {},
+      key: 'leaseRetryPeriodSeconds',
+      want: 2,
+    },
     { argv: [], env: { KUBECONFIG: '/k' }, key: 'kubeconfig', want: '/k' },
     {
       argv: ['--stale-metrics-policy', 'fail-closed'],
@@ -34,6 +40,18 @@ describe('loadConfig', () => {
     { argv: ['--tls-cert-file', '/c'], msg: '--tls-cert-file and --tls-key-file go together' },
     { argv: ['--log-level', 'loud'], msg: '--log-level' },
     { argv: ['--bogus', 'x'], msg: "Unknown option '--bogus'" },
+    {
+      argv: ['--lease-renew-deadline-seconds', '15'],
+      msg: '--lease-renew-deadline-seconds (NODELOAD_LEASE_RENEW_DEADLINE_SECONDS): --lease-renew-deadline-seconds (15 s) must be less than --lease-duration-seconds (15 s)',
+    },
+    {
+      argv: ['--lease-retry-period-seconds', '9'],
+      msg: '--lease-retry-period-seconds (NODELOAD_LEASE_RETRY_PERIOD_SECONDS): --lease-retry-period-seconds (9 s) × 1.2 must be less than --lease-renew-deadline-seconds (10 s)',
+    },
+    {
+      argv: ['--lease-duration-seconds', '30', '--lease-retry-period-seconds', '0'],
+      msg: '--lease-retry-period-seconds must be greater than zero',
+    },
   ])('rejects $argv with a message naming the flag', ({ argv, msg }) => {
     expect(() => loadConfig(argv, {})).toThrow(ConfigError);
     expect(() => loadConfig(argv, {})).toThrow(msg);

@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { checkElectionTimings, electionTimings } from './leader/election.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.union([
@@ -28,6 +29,14 @@ export const ConfigSchema = z
     leaderElect: bool.default(true),
     leaseName: z.string().min(1).default('nodeload-gateway'),
     leaseDurationSeconds: z.coerce.number().int().min(2).default(15),
+    leaseRenewDeadlineSeconds: z.coerce
+      .number()
+      .optional()
+      .describe('A leader that could not renew for this long steps down; default ⅔ of the lease duration'),
+    leaseRetryPeriodSeconds: z.coerce
+      .number()
+      .optional()
+      .describe('Leader renewals and follower attempts happen this often; default ⅓ of the lease duration'),
     installCrd: bool.default(true).describe('Create or update the NodeLoadRule CRD at start'),
     metricsStalenessSeconds: z.coerce.number().int().min(1).default(180),
     staleMetricsPolicy: z.enum(['fail-open', 'fail-closed']).default('fail-open'),
@@ -51,6 +60,24 @@ export const ConfigSchema = z
   .refine((c) => Boolean(c.tlsCertFile) === Boolean(c.tlsKeyFile), {
     message: '--tls-cert-file and --tls-key-file go together: give both or neither',
     path: ['tlsCertFile'],
+  })
+  .superRefine((c, ctx) => {
+    const timings = electionTimings(c.leaseDurationSeconds, {
+      renewDeadlineSeconds: c.leaseRenewDeadlineSeconds,
+      retryPeriodSeconds: c.leaseRetryPeriodSeconds,
+    });
+    const problem = checkElectionTimings(timings, {
+      leaseDurationMs: '--lease-duration-seconds',
+      renewDeadlineMs: '--lease-renew-deadline-seconds',
+      retryPeriodMs: '--lease-retry-period-seconds',
+    });
+    if (!problem) return;
+    const path = {
+      leaseDurationMs: 'leaseDurationSeconds',
+      renewDeadlineMs: 'leaseRenewDeadlineSeconds',
+      retryPeriodMs: 'leaseRetryPeriodSeconds',
+    }[problem.field];
+    ctx.addIssue({ code: 'custom', message: problem.message, path: [path] });
   });
 
 export type GatewayConfig = z.infer<typeof ConfigSchema>;

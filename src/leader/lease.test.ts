@@ -1,114 +1,143 @@
-import { describe, expect, it } from 'vitest';
 import {
-  decideLease,
-  electionTimings,
-  type LeaseRecord,
-  leaseExpiresAt,
-  releasedRecord,
-  toLeaseRecord,
-} from './lease.js';
+  ApiException,
+  CoordinationV1Api,
+  type KubeConfig,
+  type V1Lease,
+  V1MicroTime,
+} from '@kubernetes/client-node';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../server/log.js';
+import { LeaderElector, toLeaseRecord } from './lease.js';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
-const held = (holder: string, renewedSecondsAgo: number, duration = 15): LeaseRecord => ({
-  holderIdentity: holder,
-  leaseDurationSeconds: duration,
-  acquireTime: NOW - 3600_000,
-  renewTime: NOW - renewedSecondsAgo * 1000,
-  leaseTransitions: 4,
-});
+const S = 1000;
 
-describe('decideLease', () => {
-  it.each([
-    { name: 'absent → create', current: undefined, action: 'create' },
-    { name: 'ours and live → renew', current: held('me', 3), action: 'renew' },
-    { name: 'ours but expired → renew (still ours)', current: held('me', 60), action: 'renew' },
-    { name: "another's, live → wait", current: held('other', 14), action: 'wait' },
-    { name: "another's, exactly at expiry → wait", current: held('other', 15), action: 'wait' },
-    { name: "another's, expired → acquire", current: held('other', 16), action: 'acquire' },
-    { name: 'released (no holder), fresh → acquire', current: held('', 0), action: 'acquire' },
-    {
-      name: 'held but never renewed → acquire',
-      current: { holderIdentity: 'other', leaseDurationSeconds: 15, leaseTransitions: 0 },
-      action: 'acquire',
+/**
+ * The Lease endpoints as the API server answers them: JSON round trip (times come back as strings),
+ * resourceVersion preconditions (409 on a stale one), 404 when absent.
+ */
+class FakeLeases {
+  lease: V1Lease | undefined;
+  private version = 0;
+
+  /** Another candidate's write, stamped with its own (possibly skewed) clock. */
+  writeAs(holder: string, holderNow: number): void {
+    this.store({
+      metadata: { name: 'l', namespace: 'ns' },
+      spec: {
+        holderIdentity: holder,
+        leaseDurationSeconds: 15,
+        acquireTime: new V1MicroTime(holderNow),
+        renewTime: new V1MicroTime(holderNow),
+        leaseTransitions: 1,
+      },
+    });
+  }
+
+  holder(): string | undefined {
+    return this.lease?.spec?.holderIdentity;
+  }
+
+  private store(body: V1Lease): V1Lease {
+    this.version += 1;
+    this.lease = JSON.parse(
+      JSON.stringify({ ...body, metadata: { ...body.metadata, resourceVersion: String(this.version) } }),
+    );
+    return this.read();
+  }
+
+  private read(): V1Lease {
+    if (!this.lease) throw new ApiException(404, 'not found', '{"message":"not found"}', {});
+    return JSON.parse(JSON.stringify(this.lease));
+  }
+
+  readNamespacedLease = async () => this.read();
+  createNamespacedLease = async ({ body }: { body: V1Lease }) => {
+    if (this.lease) throw new ApiException(409, 'conflict', '{}', {});
+    return this.store(body);
+  };
+  replaceNamespacedLease = async ({ body }: { body: V1Lease }) => {
+    if (body.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion) {
+      throw new ApiException(409, 'conflict', '{}', {});
+    }
+    return this.store(body);
+  };
+}
+
+function elector(leases: FakeLeases, o: { renewDeadlineSeconds?: number } = {}): LeaderElector {
+  const core = { readNamespace: async () => ({}) };
+  const kubeConfig = {
+    makeApiClient: (api: unknown) => (api === CoordinationV1Api ? leases : core),
+  } as unknown as KubeConfig;
+  return new LeaderElector({
+    kubeConfig,
+    namespace: 'ns',
+    name: 'l',
+    identity: 'candidate',
+    leaseDurationSeconds: 15,
+    enabled: true,
+    log: createLogger('silent'),
+    now: () => Date.now(),
+    ...o,
+  });
+}
+
+describe('LeaderElector against a holder with a skewed clock', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: NOW });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it.each([{ skew: +30 }, { skew: -30 }])(
+    'holder clock $skew s: never takes over while the holder renews, takes over 15 s after it stops',
+    async ({ skew }) => {
+      const leases = new FakeLeases();
+      const renew = () => leases.writeAs('holder', Date.now() + skew * S);
+      renew();
+      const holderTimer = setInterval(renew, 2 * S);
+      const candidate = elector(leases);
+      await candidate.start();
+      for (let i = 0; i < 60; i++) {
+        await vi.advanceTimersByTimeAsync(S);
+        expect({ at: i + 1, leading: candidate.isLeader(), holder: leases.holder() }).toEqual({
+          at: i + 1,
+          leading: false,
+          holder: 'holder',
+        });
+      }
+      // The holder dies: its last write is at 60 s. The candidate (reading every 5 s from 0 s) first
+      // sees it at 60 s and may take over from 75 s on its own clock, whatever renewTime says.
+      clearInterval(holderTimer);
+      await vi.advanceTimersByTimeAsync(14 * S);
+      expect(candidate.isLeader()).toBe(false);
+      await vi.advanceTimersByTimeAsync(1 * S);
+      expect(candidate.isLeader()).toBe(true);
+      expect(leases.holder()).toBe('candidate');
+      await candidate.stop();
+      expect(leases.holder()).toBeUndefined();
     },
-    { name: "another's with a long lease, live → wait", current: held('other', 50, 60), action: 'wait' },
-  ] as const)('$name', ({ current, action }) => {
-    expect(decideLease(current, 'me', 15, NOW).action).toBe(action);
+  );
+
+  it('a candidate starting beside a dead holder’s record waits a full lease duration from first sight', async () => {
+    const leases = new FakeLeases();
+    // Written an hour ago by the holder's clock: the old rule took this over at once.
+    leases.writeAs('holder', NOW - 3600 * S);
+    const candidate = elector(leases);
+    await candidate.start();
+    expect(candidate.isLeader()).toBe(false);
+    await vi.advanceTimersByTimeAsync(14 * S);
+    expect(candidate.isLeader()).toBe(false);
+    await vi.advanceTimersByTimeAsync(1 * S);
+    expect(candidate.isLeader()).toBe(true);
+    await candidate.stop();
   });
 
-  it('creates a lease held by us, renewed now, with no transitions', () => {
-    expect(decideLease(undefined, 'me', 15, NOW)).toEqual({
-      action: 'create',
-      record: {
-        holderIdentity: 'me',
-        leaseDurationSeconds: 15,
-        acquireTime: NOW,
-        renewTime: NOW,
-        leaseTransitions: 0,
-      },
-    });
-  });
-
-  it('renewal keeps acquireTime and transitions and moves renewTime', () => {
-    const d = decideLease(held('me', 5), 'me', 15, NOW);
-    expect(d).toEqual({
-      action: 'renew',
-      record: { ...held('me', 5), renewTime: NOW },
-    });
-  });
-
-  it('takeover counts a transition and records the previous holder', () => {
-    const d = decideLease(held('other', 20), 'me', 15, NOW);
-    expect(d).toEqual({
-      action: 'acquire',
-      previousHolder: 'other',
-      record: {
-        holderIdentity: 'me',
-        leaseDurationSeconds: 15,
-        acquireTime: NOW,
-        renewTime: NOW,
-        leaseTransitions: 5,
-      },
-    });
-  });
-
-  it('a wait says until when the lease is held', () => {
-    expect(decideLease(held('other', 5), 'me', 15, NOW)).toEqual({
-      action: 'wait',
-      holder: 'other',
-      expiresAt: NOW + 10_000,
-    });
-  });
-});
-
-describe('releasedRecord', () => {
-  it('clears the holder so that any candidate acquires at once', () => {
-    const released = releasedRecord(held('me', 2), NOW);
-    expect(released.holderIdentity).toBe('');
-    expect(decideLease(released, 'successor', 15, NOW).action).toBe('acquire');
-  });
-});
-
-describe('leaseExpiresAt', () => {
-  it('falls back to acquireTime, then to "already expired"', () => {
-    expect(
-      leaseExpiresAt({
-        holderIdentity: 'x',
-        leaseDurationSeconds: 10,
-        acquireTime: NOW,
-        leaseTransitions: 0,
-      }),
-    ).toBe(NOW + 10_000);
-    expect(leaseExpiresAt({ holderIdentity: 'x', leaseDurationSeconds: 10, leaseTransitions: 0 })).toBe(0);
-  });
-});
-
-describe('electionTimings', () => {
-  it('keeps the renew deadline inside the lease and renews several times per deadline', () => {
-    const t = electionTimings(15);
-    expect(t).toEqual({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 5_000 });
-    expect(t.renewDeadlineMs).toBeLessThan(t.leaseDurationMs);
-    expect(t.retryPeriodMs * 2).toBeLessThanOrEqual(t.renewDeadlineMs);
+  it('refuses timings under which two leaders could overlap, naming the field', () => {
+    expect(() => elector(new FakeLeases(), { renewDeadlineSeconds: 20 })).toThrow(
+      'leader election: renewDeadline (20 s) must be less than leaseDuration (15 s)',
+    );
   });
 });
 

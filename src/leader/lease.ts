@@ -1,13 +1,14 @@
 /**
- * Lease-based leader election on coordination.k8s.io/v1, as client-go's leaderelection does it:
+ * Lease-based leader election on coordination.k8s.io/v1, following client-go's leaderelection:
  * read the Lease; create it when absent; take it over when it is ours, released or expired,
  * always replacing with the resourceVersion we read so that two candidates cannot both win (the
- * loser gets 409). The leader renews every retry period and steps down once the renew deadline
- * (two thirds of the lease) passes without a successful renewal — before any follower may
- * consider the lease expired. On stop the leader releases the lease so a successor takes over at
- * once instead of waiting a whole lease duration.
+ * loser gets 409). Expiry is judged by when this candidate last saw the record change, on its own
+ * clock, never by the holder's written renewTime (see election.ts). The leader renews every retry
+ * period and steps down once the renew deadline passes without a successful renewal — before any
+ * follower may consider the lease expired. On stop the leader releases the lease so a successor
+ * takes over at once instead of waiting a whole lease duration.
  *
- * The decision itself (decideLease) is pure; this file's class is only the timer and the I/O.
+ * The decisions are pure (election.ts); this file's class is only the timer and the I/O.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -22,97 +23,16 @@ import {
 import { Gauge, type Registry } from 'prom-client';
 import { EventBus } from '../events/bus.js';
 import type { Logger } from '../server/log.js';
-
-/** The Lease fields the election reads, as plain data (times in ms since the epoch). */
-export interface LeaseRecord {
-  /** Empty when nobody holds the lease (never acquired, or released). */
-  holderIdentity: string;
-  leaseDurationSeconds: number;
-  acquireTime?: number;
-  renewTime?: number;
-  leaseTransitions: number;
-}
-
-export type LeaseDecision =
-  /** No Lease object yet: create it holding it. */
-  | { action: 'create'; record: LeaseRecord }
-  /** We hold it: renew. */
-  | { action: 'renew'; record: LeaseRecord }
-  /** Released or expired: take it over (a new transition). */
-  | { action: 'acquire'; record: LeaseRecord; previousHolder: string }
-  /** Someone else holds a live lease. */
-  | { action: 'wait'; holder: string; expiresAt: number };
-
-export interface ElectionTimings {
-  leaseDurationMs: number;
-  /** A leader that could not renew for this long steps down (client-go: renewDeadline). */
-  renewDeadlineMs: number;
-  /** Leader renewals and follower attempts happen this often. */
-  retryPeriodMs: number;
-}
-
-/** client-go's proportions (15 s / 10 s / 2 s by default there): renew deadline ⅔, retry period ⅓ of the lease. */
-export function electionTimings(leaseDurationSeconds: number): ElectionTimings {
-  const leaseDurationMs = leaseDurationSeconds * 1000;
-  return {
-    leaseDurationMs,
-    renewDeadlineMs: Math.floor((leaseDurationMs * 2) / 3),
-    retryPeriodMs: Math.max(100, Math.floor(leaseDurationMs / 3)),
-  };
-}
-
-/** A lease with no renewTime is as good as expired; one renewed at t is held until t + leaseDuration. */
-export function leaseExpiresAt(record: LeaseRecord): number {
-  const renewed = record.renewTime ?? record.acquireTime;
-  return renewed === undefined ? 0 : renewed + record.leaseDurationSeconds * 1000;
-}
-
-export function decideLease(
-  current: LeaseRecord | undefined,
-  identity: string,
-  leaseDurationSeconds: number,
-  now: number,
-): LeaseDecision {
-  if (!current) {
-    return {
-      action: 'create',
-      record: {
-        holderIdentity: identity,
-        leaseDurationSeconds,
-        acquireTime: now,
-        renewTime: now,
-        leaseTransitions: 0,
-      },
-    };
-  }
-  if (current.holderIdentity === identity) {
-    return {
-      action: 'renew',
-      record: { ...current, leaseDurationSeconds, acquireTime: current.acquireTime ?? now, renewTime: now },
-    };
-  }
-  const expiresAt = leaseExpiresAt(current);
-  if (current.holderIdentity !== '' && now <= expiresAt) {
-    return { action: 'wait', holder: current.holderIdentity, expiresAt };
-  }
-  return {
-    action: 'acquire',
-    previousHolder: current.holderIdentity,
-    record: {
-      holderIdentity: identity,
-      leaseDurationSeconds,
-      acquireTime: now,
-      renewTime: now,
-      // Taking over a released lease is a transition too: the holder changes.
-      leaseTransitions: current.leaseTransitions + 1,
-    },
-  };
-}
-
-/** The record a leader writes on release: nobody holds it, and it expires at once for anyone reading it. */
-export function releasedRecord(current: LeaseRecord, now: number): LeaseRecord {
-  return { ...current, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now };
-}
+import {
+  checkElectionTimings,
+  decideLease,
+  type ElectionTimings,
+  electionTimings,
+  type LeaseObservation,
+  type LeaseRecord,
+  observeLease,
+  releasedRecord,
+} from './election.js';
 
 function timeOf(v: unknown): number | undefined {
   if (v instanceof Date) return v.getTime();
@@ -167,6 +87,10 @@ export interface LeaderElectorOptions {
   name: string;
   identity: string;
   leaseDurationSeconds: number;
+  /** Default ⅔ of the lease duration. */
+  renewDeadlineSeconds?: number;
+  /** Default ⅓ of the lease duration. */
+  retryPeriodSeconds?: number;
   /** false: no election, this process is always the leader. */
   enabled: boolean;
   log: Logger;
@@ -206,6 +130,8 @@ export class LeaderElector {
   private readonly leaderGauge: Gauge | undefined;
   private leading = false;
   private holder: string | undefined;
+  /** The record as last read or written, and when it last changed by our clock: expiry is judged from this. */
+  private observed: LeaseObservation | undefined;
   private lastRenewal = 0;
   private timer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
@@ -217,7 +143,10 @@ export class LeaderElector {
     this.identity = opts.identity;
     this.coordination = opts.kubeConfig.makeApiClient(CoordinationV1Api);
     this.core = opts.kubeConfig.makeApiClient(CoreV1Api);
-    this.timings = electionTimings(opts.leaseDurationSeconds);
+    this.timings = electionTimings(opts.leaseDurationSeconds, opts);
+    // As client-go's NewLeaderElector: refuse timings under which two leaders could overlap.
+    const problem = checkElectionTimings(this.timings);
+    if (problem) throw new Error(`leader election: ${problem.message}`);
     this.now = opts.now ?? Date.now;
     this.bus = new EventBus<LeaderEvents>({
       onListenerError: (err, topic) => opts.log.error({ err, topic }, 'leader-election listener failed'),
@@ -304,8 +233,12 @@ export class LeaderElector {
       if (!isApiError(err, 404)) throw err;
     }
     if (!this.running) return;
-    const current = existing ? toLeaseRecord(existing, leaseDurationSeconds) : undefined;
-    const decision = decideLease(current, this.identity, leaseDurationSeconds, this.now());
+    const now = this.now();
+    // Expiry counts from when we saw the record change (client-go's observedTime), not from its renewTime.
+    this.observed = existing
+      ? observeLease(this.observed, toLeaseRecord(existing, leaseDurationSeconds), now)
+      : undefined;
+    const decision = decideLease(this.observed, this.identity, leaseDurationSeconds, now);
     if (decision.action === 'wait') {
       if (this.holder !== decision.holder) {
         this.opts.log.info({ holder: decision.holder }, 'lease held by another instance');
@@ -340,6 +273,8 @@ export class LeaderElector {
     }
     if (!this.running) return;
     this.lastRenewal = this.now();
+    // What we wrote is what we will read next: unchanged from then on unless someone else writes.
+    this.observed = { record: decision.record, observedAt: this.lastRenewal };
     this.holder = this.identity;
     this.armRenewDeadline();
     if (!this.leading) {
@@ -388,11 +323,13 @@ export class LeaderElector {
       const lease = await this.coordination.readNamespacedLease({ name, namespace });
       const current = toLeaseRecord(lease, leaseDurationSeconds);
       if (current.holderIdentity !== this.identity) return;
+      const released = releasedRecord(current, this.now());
       await this.coordination.replaceNamespacedLease({
         name,
         namespace,
-        body: { ...lease, spec: leaseSpec(releasedRecord(current, this.now())) },
+        body: { ...lease, spec: leaseSpec(released) },
       });
+      this.observed = { record: released, observedAt: this.now() };
       this.holder = undefined;
       this.opts.log.info({ identity: this.identity }, 'lease released');
     } catch (err) {
