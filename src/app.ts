@@ -14,7 +14,8 @@ import { defaultIdentity, LeaderElector } from './leader/lease.js';
 import { LoadTracker } from './load/tracker.js';
 import type { LoadOptions } from './load/types.js';
 import { ensureCrd } from './operator/install-crd.js';
-import { NODE_LOAD_RULE_KIND, type RuleCache } from './rules/kind.js';
+import { NODE_LOAD_RULE_KIND } from './rules/kind.js';
+import type { NodeLoadRule } from './rules/types.js';
 import type { ComponentContext, GatewayComponent } from './server/component.js';
 import { componentLogger, createLogger, type Logger } from './server/log.js';
 import { createMetricsRegistry } from './server/metrics.js';
@@ -26,7 +27,8 @@ export const VERSION = '0.1.0';
 /** What every component is built from (each component.ts takes the part it needs). */
 export interface GatewayContext extends ComponentContext {
   config: GatewayConfig;
-  cache: RuleCache;
+  /** The cache and the tracker themselves (started and stopped here); components take their views. */
+  cache: ClusterCache<NodeLoadRule>;
   loads: LoadTracker;
   /** One election per process: the operator writes and the scheduler binds only while it leads. */
   leader: LeaderElector;

@@ -7,8 +7,9 @@
 import { AuthorizationV1Api, CoreV1Api, type V1SubjectAccessReview } from '@kubernetes/client-node';
 import { Gauge } from 'prom-client';
 import { httpStatusOf } from '../cluster/informer.js';
-import type { LoadTracker } from '../load/tracker.js';
-import type { RuleCache } from '../rules/kind.js';
+import type { ClusterView } from '../cluster/view.js';
+import type { LoadView } from '../load/tracker.js';
+import type { NodeLoadRule } from '../rules/types.js';
 import type { ComponentContext, GatewayComponent } from '../server/component.js';
 import { componentLogger } from '../server/log.js';
 import { AUTHENTICATION_CONFIGMAP, DecisionCache } from './auth.js';
@@ -34,8 +35,8 @@ export interface AggregatedApiDeps {
 
 /** The part of the gateway's context the aggregated API uses. */
 export interface AggregatedApiContext extends ComponentContext {
-  cache: RuleCache;
-  loads: LoadTracker;
+  cache: ClusterView<NodeLoadRule>;
+  loads: LoadView;
 }
 
 export function aggregatedApiComponent(

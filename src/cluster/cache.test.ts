@@ -2,9 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
-  type Change,
   ClusterCache,
-  type ClusterTopics,
   type InformerFactory,
   type InformerLike,
   type InformerSpec,
@@ -12,6 +10,7 @@ import {
 } from './cache.js';
 import type { InformerHandlers, KubeObject } from './informer.js';
 import { PLAIN_RULE_KIND } from './testing.js';
+import type { Change, ClusterTopics } from './view.js';
 
 interface FakeInformer extends InformerLike {
   spec: InformerSpec;

@@ -1,8 +1,8 @@
 /**
  * The one shared cluster cache: one informer per kind for the whole process (as client-go's shared
  * informers), converted at the boundary into the core's plain data, indexed for the hot paths, and
- * published as changes on one event bus. Everything else reads these maps; nothing else lists or
- * watches these kinds.
+ * published as changes on one event bus. Everything else reads these maps through ClusterView
+ * (view.ts); nothing else lists or watches these kinds.
  *
  * metrics.k8s.io has no watch: while discovery says it is served, node metrics are polled.
  */
@@ -41,22 +41,7 @@ import type {
   VolumeInfo,
 } from './model.js';
 import { podKey } from './model.js';
-
-export type ChangeType = 'add' | 'update' | 'delete';
-
-/** `old` is absent on add, `new` on delete. */
-export interface Change<T> {
-  type: ChangeType;
-  old?: T;
-  new?: T;
-}
-
-/** What the cache needs of a namespaced custom object once converted: its identity and version. */
-export interface NamespacedObject {
-  namespace: string;
-  name: string;
-  resourceVersion: string;
-}
+import type { Change, ClusterTopics, ClusterView, NamespacedObject, RuleEntry } from './view.js';
 
 /**
  * The custom resource kind the cache also watches (the gateway's NodeLoadRule). The cache knows only
@@ -68,29 +53,6 @@ export interface CustomResourceKind<R extends NamespacedObject> {
   plural: string;
   convert(raw: KubeObject): R;
 }
-
-export interface RuleEntry<R extends NamespacedObject = NamespacedObject> {
-  rule: R;
-  /** The object as the API server sent it (the operator reads and patches `.status`). */
-  raw: KubeObject;
-}
-
-export type ClusterTopics<R extends NamespacedObject = NamespacedObject> = {
-  node: Change<NodeInfo>;
-  pod: Change<PodInfo>;
-  namespace: Change<NamespaceInfo>;
-  claim: Change<ClaimInfo>;
-  volume: Change<VolumeInfo>;
-  storageClass: Change<StorageClassInfo>;
-  csiNode: Change<CsiNodeInfo>;
-  disruptionBudget: Change<DisruptionBudgetInfo>;
-  rule: Change<RuleEntry<R>>;
-  metrics: Change<NodeMetricsInfo>;
-  /** metrics.k8s.io became served or stopped being served (LoadOptions.metricsServed changes). */
-  metricsServed: { served: boolean };
-  /** Every initial sync is done (emitted once). */
-  synced: undefined;
-};
 
 export type { ResourceName } from './listers.js';
 
@@ -141,7 +103,7 @@ function timeout<T>(ms: number, value: T): Promise<T> {
   return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
 }
 
-export class ClusterCache<R extends NamespacedObject = NamespacedObject> {
+export class ClusterCache<R extends NamespacedObject = NamespacedObject> implements ClusterView<R> {
   readonly bus: EventBus<ClusterTopics<R>>;
   readonly now: () => number;
 

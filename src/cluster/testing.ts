@@ -2,8 +2,9 @@
  * Test support for the cluster layer: a custom resource kind that keeps an object's identity and its
  * spec as they came, so the cache can be tested without the rule domain (src/rules) above it.
  */
-import type { CustomResourceKind, NamespacedObject } from './cache.js';
+import type { CustomResourceKind } from './cache.js';
 import type { KubeObject } from './informer.js';
+import type { NamespacedObject } from './view.js';
 
 export interface PlainObject extends NamespacedObject {
   spec: Record<string, unknown>;

@@ -3,9 +3,10 @@
  * GraphiQL) and, once the gateway hands over its HTTP server, graphql-ws on the same path.
  */
 import type http from 'node:http';
-import type { LoadTracker } from '../load/tracker.js';
+import type { ClusterView } from '../cluster/view.js';
+import type { LoadView } from '../load/tracker.js';
 import type { Operator } from '../operator/operator.js';
-import type { RuleCache } from '../rules/kind.js';
+import type { NodeLoadRule } from '../rules/types.js';
 import type { ComponentContext, GatewayComponent } from '../server/component.js';
 import { componentLogger } from '../server/log.js';
 import type { GraphQLSources } from './context.js';
@@ -32,8 +33,8 @@ export type GraphQLComponent = GatewayComponent & {
 
 /** The part of the gateway's context GraphQL uses. */
 export interface GraphQLContext extends Pick<ComponentContext, 'log'> {
-  cache: RuleCache;
-  loads: LoadTracker;
+  cache: ClusterView<NodeLoadRule>;
+  loads: LoadView;
 }
 
 export function graphqlComponent(ctx: GraphQLContext, deps: GraphQLComponentDeps): GraphQLComponent {

@@ -1,16 +1,15 @@
 /** Adapters from the gateway's live objects to the read-only sources the resolvers use (context.ts). */
 
-import type { LoadTracker } from '../load/tracker.js';
+import type { ClusterView } from '../cluster/view.js';
+import type { LoadView } from '../load/tracker.js';
 import type { Operator } from '../operator/operator.js';
-import type { RuleCache } from '../rules/kind.js';
 import { ruleKey } from '../rules/rule.js';
+import type { NodeLoadRule } from '../rules/types.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { ClusterSource, LoadSourceView, RuleSource } from './context.js';
 import type { SchedulingSource } from './scheduling-source.js';
 
-export function clusterSource(
-  cache: Pick<RuleCache, 'nodes' | 'pods' | 'rules' | 'podsOnNode'>,
-): ClusterSource {
+export function clusterSource(cache: ClusterView<NodeLoadRule>): ClusterSource {
   return {
     nodes: () => cache.nodes.values(),
     node: (name) => cache.nodes.get(name),
@@ -22,7 +21,7 @@ export function clusterSource(
   };
 }
 
-export function loadSource(tracker: Pick<LoadTracker, 'loadOf' | 'all' | 'bus'>): LoadSourceView {
+export function loadSource(tracker: LoadView): LoadSourceView {
   return {
     loadOf: (node) => tracker.loadOf(node),
     loads: () => tracker.all(),

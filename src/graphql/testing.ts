@@ -17,7 +17,7 @@ import { ClusterCache, type InformerFactory, type ResourceName } from '../cluste
 import type { InformerHandlers, KubeObject } from '../cluster/informer.js';
 import { EventBus } from '../events/bus.js';
 import { LoadTracker } from '../load/tracker.js';
-import { NODE_LOAD_RULE_KIND, type RuleCache } from '../rules/kind.js';
+import { NODE_LOAD_RULE_KIND } from '../rules/kind.js';
 import { rulesForPod } from '../rules/rule.js';
 import type { NodeLoadRule, RuleEvaluation } from '../rules/types.js';
 import {
@@ -40,7 +40,7 @@ type Handlers = Required<InformerHandlers<KubeObject>>;
 
 /** A ClusterCache whose informers are driven by hand. */
 export class FixtureCluster {
-  readonly cache: RuleCache;
+  readonly cache: ClusterCache<NodeLoadRule>;
   readonly loads: LoadTracker;
   private readonly handlers = new Map<ResourceName, Handlers>();
 

@@ -7,8 +7,8 @@
  * coalesced into one recompute per node. A periodic refresh lets loads turn stale when metrics stop
  * arriving (no event would otherwise say so).
  */
-import type { ClusterTopics } from '../cluster/cache.js';
-import { type NodeInfo, type NodeMetricsInfo, type PodInfo, podKey } from '../cluster/model.js';
+import { type PodInfo, podKey } from '../cluster/model.js';
+import type { ClusterTopics, ClusterView } from '../cluster/view.js';
 import { EventBus, type Subscribable } from '../events/bus.js';
 import { computeNodeLoad } from './model.js';
 import { DEFAULT_LOAD_OPTIONS, type LoadOptions, type NodeLoad } from './types.js';
@@ -22,24 +22,31 @@ export interface LoadChange {
 
 export type LoadTopics = { load: LoadChange };
 
-/** What the tracker reads from the cluster cache (ClusterCache satisfies it). */
-export interface ClusterView {
-  readonly bus: Subscribable<Omit<ClusterTopics, 'rule'>>;
-  readonly nodes: ReadonlyMap<string, NodeInfo>;
-  readonly pods: ReadonlyMap<string, PodInfo>;
-  readonly metrics: ReadonlyMap<string, NodeMetricsInfo>;
-  readonly metricsServed: boolean;
-  readonly now?: () => number;
-  podsOnNode(node: string): ReadonlyMap<string, PodInfo>;
+/**
+ * The one read-only view of the load tracker: what its readers are handed (the operator, the
+ * aggregated API, the GraphQL sources; the scheduler, which also writes the assume cache, takes this
+ * plus those methods). LoadTracker implements it; unit tests hand in test/kit/fake-cluster.ts's FakeLoads.
+ */
+export interface LoadView {
+  /** A `load` event whenever a node's figure changes (or the node goes away). */
+  readonly bus: Subscribable<LoadTopics>;
+  /** The options the figures are computed with. */
+  readonly options: LoadOptions;
+  /** The node's current load; undefined when the tracker has none (an unknown node). */
+  loadOf(node: string): NodeLoad | undefined;
+  /** Every node's load, by node name. */
+  all(): ReadonlyMap<string, NodeLoad>;
 }
 
 export interface LoadTrackerOptions {
+  /** Of any rule kind: loads do not depend on rules. */
   cache: ClusterView;
   /**
    * A function is asked on every recompute (it must report metricsServed itself); a partial object
    * is merged over the defaults and metricsServed is taken from the cache.
    */
   options?: (() => LoadOptions) | Partial<Omit<LoadOptions, 'metricsServed'>>;
+  /** Default: the cache's clock. */
   now?: () => number;
   /** Recompute every node this often so stale metrics are noticed; 0 disables. Default 15. */
   refreshSeconds?: number;
@@ -52,7 +59,7 @@ function sameLoad(a: NodeLoad, b: NodeLoad): boolean {
   return strip(a) === strip(b);
 }
 
-export class LoadTracker {
+export class LoadTracker implements LoadView {
   readonly bus: EventBus<LoadTopics>;
 
   private readonly cache: ClusterView;
@@ -70,7 +77,7 @@ export class LoadTracker {
 
   constructor(opts: LoadTrackerOptions) {
     this.cache = opts.cache;
-    this.now = opts.now ?? opts.cache.now ?? Date.now;
+    this.now = opts.now ?? opts.cache.now;
     this.refreshMs = (opts.refreshSeconds ?? 15) * 1000;
     this.bus = new EventBus<LoadTopics>(
       opts.onListenerError ? { onListenerError: opts.onListenerError } : {},

@@ -4,9 +4,10 @@
  * GET /operator/rebalance-hints.
  */
 import { Router } from 'express';
+import type { ClusterView } from '../cluster/view.js';
 import type { LeaderElector } from '../leader/lease.js';
-import type { LoadTracker } from '../load/tracker.js';
-import type { RuleCache } from '../rules/kind.js';
+import type { LoadView } from '../load/tracker.js';
+import type { NodeLoadRule } from '../rules/types.js';
 import type { ComponentContext, GatewayComponent } from '../server/component.js';
 import { componentLogger } from '../server/log.js';
 import { KubeRuleWriter, type RuleWriter } from './kube.js';
@@ -47,8 +48,8 @@ export function operatorRoutes(operator: Operator): Router {
 
 /** The part of the gateway's context the operator uses. */
 export interface OperatorContext extends ComponentContext {
-  cache: RuleCache;
-  loads: LoadTracker;
+  cache: ClusterView<NodeLoadRule>;
+  loads: LoadView;
   leader: LeaderElector;
 }
 

@@ -5,13 +5,13 @@
  * with what the API server has, so a missed event, a restart or a new leader converges on its own.
  */
 import { Registry } from 'prom-client';
-import type { NodeInfo, PodInfo } from '../cluster/model.js';
+import type { PodInfo } from '../cluster/model.js';
+import type { ClusterView } from '../cluster/view.js';
 import { EventBus } from '../events/bus.js';
 import type { Leadership } from '../leader/lease.js';
-import type { LoadTopics } from '../load/tracker.js';
+import type { LoadView } from '../load/tracker.js';
 import type { NodeLoad } from '../load/types.js';
 import { evaluateRule, rebalanceHints } from '../rules/evaluate.js';
-import type { RuleClusterTopics as ClusterTopics, NodeLoadRuleEntry as RuleEntry } from '../rules/kind.js';
 import { ruleKey, THRESHOLD_REASON_CODES } from '../rules/rule.js';
 import type { NodeLoadRule, RebalanceHint, RuleEvaluation } from '../rules/types.js';
 import type { Logger } from '../server/log.js';
@@ -34,24 +34,9 @@ import {
   writtenSettled,
 } from './plan.js';
 
-/** What the operator reads of the cluster cache (ClusterCache satisfies it). */
-export interface OperatorCache {
-  readonly bus: EventBus<ClusterTopics>;
-  readonly nodes: ReadonlyMap<string, NodeInfo>;
-  readonly rules: ReadonlyMap<string, RuleEntry>;
-  podsOnNode(node: string): ReadonlyMap<string, PodInfo>;
-  ready(): Promise<void>;
-}
-
-/** What the operator reads of the load tracker (LoadTracker satisfies it). */
-export interface OperatorLoads {
-  readonly bus: EventBus<LoadTopics>;
-  all(): ReadonlyMap<string, NodeLoad>;
-}
-
 export interface OperatorOptions {
-  cache: OperatorCache;
-  loads: OperatorLoads;
+  cache: ClusterView<NodeLoadRule>;
+  loads: LoadView;
   leader: Leadership;
   writer: RuleWriter;
   /** reportingInstance of the Events. */

@@ -2,7 +2,8 @@
  * NodeLoadRule as the shared cluster cache watches it: where it lives and how an API object becomes a
  * rule. The cache (src/cluster) is handed this and never imports the rule domain.
  */
-import type { ClusterCache, ClusterTopics, CustomResourceKind, RuleEntry } from '../cluster/cache.js';
+import type { CustomResourceKind } from '../cluster/cache.js';
+import type { ClusterTopics, RuleEntry } from '../cluster/view.js';
 import { toRule } from './rule.js';
 import { type NodeLoadRule, RULE_GROUP, RULE_PLURAL, RULE_VERSION } from './types.js';
 
@@ -16,4 +17,3 @@ export const NODE_LOAD_RULE_KIND: CustomResourceKind<NodeLoadRule> = {
 /** The cache's change topics with rules typed as NodeLoadRules. */
 export type RuleClusterTopics = ClusterTopics<NodeLoadRule>;
 export type NodeLoadRuleEntry = RuleEntry<NodeLoadRule>;
-export type RuleCache = ClusterCache<NodeLoadRule>;

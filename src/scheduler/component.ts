@@ -3,9 +3,10 @@
  * elector, and serves GET /scheduler/status.
  */
 import { Router } from 'express';
+import type { ClusterView } from '../cluster/view.js';
 import { defaultIdentity, type LeaderElector } from '../leader/lease.js';
 import type { LoadTracker } from '../load/tracker.js';
-import type { RuleCache } from '../rules/kind.js';
+import type { NodeLoadRule } from '../rules/types.js';
 import type { ComponentContext, GatewayComponent } from '../server/component.js';
 import { componentLogger } from '../server/log.js';
 import { KubeSchedulerApi, type SchedulerApi } from './binder.js';
@@ -43,7 +44,8 @@ export interface SchedulerFlags {
 /** The part of the gateway's context the scheduler uses. */
 export interface SchedulerContext extends ComponentContext {
   config: SchedulerFlags;
-  cache: RuleCache;
+  cache: ClusterView<NodeLoadRule>;
+  /** The tracker itself: the scheduler also writes its assume cache. */
   loads: LoadTracker;
   leader: LeaderElector;
 }

@@ -8,8 +8,8 @@
  * unschedulable by the caller; the deletion of a victim moves the unschedulable pods back.
  */
 
-import type { Change } from '../cluster/cache.js';
 import { type PodInfo, podKey } from '../cluster/model.js';
+import type { Change } from '../cluster/view.js';
 import type { SchedulerApi } from './binder.js';
 import type { DecisionPreemption } from './explain.js';
 import { Nominator } from './framework/nominator.js';

@@ -119,7 +119,7 @@ export class Scheduler {
         storage: storageViewOf(deps.cache),
         ...(deps.volumeBinder ? { volumeBinder: deps.volumeBinder } : {}),
         onVolumeRollbackError: (err) => this.log.warn({ err }, 'rolling back volume binding writes failed'),
-        disruptionBudgets: () => deps.cache.disruptionBudgets?.values() ?? [],
+        disruptionBudgets: () => deps.cache.disruptionBudgets.values(),
       });
     this.bindBucket = new TokenBucket({ qps: this.opts.bindQps, burst: this.opts.bindBurst, now: this.now });
     this.decisions = new EventBus({
@@ -252,7 +252,7 @@ export class Scheduler {
       pendingPods: pending,
       rules: this.rules(),
       loadOptions: loads.options,
-      ...(cache.namespaces ? { namespaces: cache.namespaces } : {}),
+      namespaces: cache.namespaces,
       now: this.now(),
     });
   }
@@ -378,7 +378,7 @@ export class Scheduler {
       rules,
       loads: loads.all(),
       loadOptions: loads.options,
-      ...(cache.namespaces ? { namespaces: cache.namespaces } : {}),
+      namespaces: cache.namespaces,
       nominated: this.preemption.nominator,
       now: started,
     });

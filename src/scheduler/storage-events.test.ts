@@ -1,7 +1,6 @@
 /** The storage view the scheduler hands the volume plugins, and which storage changes requeue pods. */
 import { describe, expect, it } from 'vitest';
-import { EventBus } from '../events/bus.js';
-import type { RuleClusterTopics } from '../rules/kind.js';
+import { FakeCluster } from '../../test/kit/fake-cluster.js';
 import { claim, csiNode, pod, pv, storageClass } from './plugins/volume.testing.js';
 import {
   claimChangeMatters,
@@ -10,7 +9,6 @@ import {
   storageViewOf,
   volumeChangeMatters,
 } from './storage-events.js';
-import type { SchedulerCacheView } from './types.js';
 
 describe('storage changes that requeue unschedulable pods', () => {
   it.each([
@@ -47,18 +45,9 @@ describe('storage changes that requeue unschedulable pods', () => {
 });
 
 describe('storageViewOf', () => {
-  const bus = new EventBus<RuleClusterTopics>();
-  const claims = new Map([['default/c', claim('c')]]);
-  const cache = {
-    bus,
-    nodes: new Map(),
-    pods: new Map(),
-    rules: new Map(),
-    claims,
-    podsOnNode: () => new Map(),
-    unscheduledPods: () => [],
-    ready: async () => {},
-  } satisfies SchedulerCacheView;
+  const cache = new FakeCluster();
+  cache.claims.set('default/c', claim('c'));
+  const { bus } = cache;
 
   it("reads the cache's maps, empty ones when it does not watch storage", () => {
     const view = storageViewOf(cache);

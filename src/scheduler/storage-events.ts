@@ -9,25 +9,23 @@
  * A deletion frees nothing these plugins wait for (a deleted bound pod requeues through the pod event).
  */
 import type { ClaimInfo, CsiNodeInfo, StorageClassInfo, VolumeInfo } from '../cluster/model.js';
+import type { ClusterView } from '../cluster/view.js';
 import type { StorageView } from './plugins/volume-common.js';
-import type { SchedulerCacheView } from './types.js';
-
-const EMPTY = new Map<never, never>();
 
 /** The cache's storage maps (empty when it does not watch them); onChange hears claims, PVs and pod deletes. */
-export function storageViewOf(cache: SchedulerCacheView): StorageView {
+export function storageViewOf(cache: ClusterView): StorageView {
   return {
     get claims() {
-      return cache.claims ?? EMPTY;
+      return cache.claims;
     },
     get volumes() {
-      return cache.volumes ?? EMPTY;
+      return cache.volumes;
     },
     get storageClasses() {
-      return cache.storageClasses ?? EMPTY;
+      return cache.storageClasses;
     },
     get csiNodes() {
-      return cache.csiNodes ?? EMPTY;
+      return cache.csiNodes;
     },
     get pods() {
       return cache.pods;

@@ -1,24 +1,12 @@
 /**
- * The scheduler's contracts: what it reads from the shared cache, the load tracker and the leader
+ * The scheduler's contracts: what it takes of the shared cache, the load tracker and the leader
  * election (the gateway's objects satisfy these; tests pass fakes), its options and its status.
  */
 import type { Registry } from 'prom-client';
-import type {
-  ClaimInfo,
-  CsiNodeInfo,
-  DisruptionBudgetInfo,
-  NamespaceInfo,
-  NodeInfo,
-  PodInfo,
-  StorageClassInfo,
-  VolumeInfo,
-} from '../cluster/model.js';
-import type { EventBus } from '../events/bus.js';
+import type { ClusterView } from '../cluster/view.js';
 import type { Leadership } from '../leader/lease.js';
-import type { LoadTopics } from '../load/tracker.js';
-import type { LoadOptions, NodeLoad } from '../load/types.js';
-import type { RuleClusterTopics as ClusterTopics, NodeLoadRuleEntry as RuleEntry } from '../rules/kind.js';
-import type { BurstGuard } from '../rules/types.js';
+import type { LoadTracker, LoadView } from '../load/tracker.js';
+import type { BurstGuard, NodeLoadRule } from '../rules/types.js';
 import type { Logger } from '../server/log.js';
 import type { SchedulerApi } from './binder.js';
 import type { Profile } from './framework/runtime.js';
@@ -30,36 +18,6 @@ import type { VolumeBinder } from './volume-binder.js';
 export interface ScoreWeights {
   cpu: number;
   memory: number;
-}
-
-/** What the scheduler reads from the shared cluster cache (ClusterCache satisfies it). */
-export interface SchedulerCacheView {
-  readonly bus: EventBus<ClusterTopics>;
-  readonly nodes: ReadonlyMap<string, NodeInfo>;
-  readonly pods: ReadonlyMap<string, PodInfo>;
-  readonly rules: ReadonlyMap<string, RuleEntry>;
-  /** Namespace labels for namespaceSelector in pod affinity terms (absent: only explicit namespaces). */
-  readonly namespaces?: ReadonlyMap<string, NamespaceInfo>;
-  /** The storage kinds (ClusterCache with `storage: true`) for the volume plugins; absent: none known. */
-  readonly claims?: ReadonlyMap<string, ClaimInfo>;
-  readonly volumes?: ReadonlyMap<string, VolumeInfo>;
-  readonly storageClasses?: ReadonlyMap<string, StorageClassInfo>;
-  readonly csiNodes?: ReadonlyMap<string, CsiNodeInfo>;
-  /** PodDisruptionBudgets (ClusterCache with `storage: true`) for DefaultPreemption; absent: none. */
-  readonly disruptionBudgets?: ReadonlyMap<string, DisruptionBudgetInfo>;
-  podsOnNode(node: string): ReadonlyMap<string, PodInfo>;
-  unscheduledPods(): Iterable<PodInfo>;
-  ready(): Promise<void>;
-}
-
-/** What the scheduler needs of the load tracker (LoadTracker satisfies it). */
-export interface SchedulerLoadView {
-  readonly bus: EventBus<LoadTopics>;
-  readonly options: LoadOptions;
-  all(): ReadonlyMap<string, NodeLoad>;
-  assume(pod: PodInfo, node: string): void;
-  forget(key: string): void;
-  isAssumed(key: string): boolean;
 }
 
 export type { Leadership };
@@ -92,8 +50,10 @@ export interface SchedulerOptions {
 }
 
 export interface SchedulerDeps {
-  cache: SchedulerCacheView;
-  loads: SchedulerLoadView;
+  /** The storage maps and PodDisruptionBudgets stay empty unless the cache watches them (`storage: true`). */
+  cache: ClusterView<NodeLoadRule>;
+  /** Read, and the assume cache written: a placed pod counts against its node until the cache shows it bound. */
+  loads: LoadView & Pick<LoadTracker, 'assume' | 'forget' | 'isAssumed'>;
   api: SchedulerApi;
   leader: Leadership;
   log: Logger;

@@ -2,8 +2,8 @@
  * The admission webhook as a gateway component: POST /mutate and /validate on the kube-facing HTTPS
  * port, deciding from the shared cluster cache.
  */
+import type { ClusterView } from '../cluster/view.js';
 import type { LeaderElector } from '../leader/lease.js';
-import type { RuleCache } from '../rules/kind.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import type { ComponentContext, GatewayComponent } from '../server/component.js';
 import { componentLogger } from '../server/log.js';
@@ -11,7 +11,7 @@ import type { WebhookState } from './admit.js';
 import { kubeEventWriter, NotSteeredEvents, WEBHOOK_CONTROLLER } from './not-steered.js';
 import { webhookRouter } from './routes.js';
 
-export function cacheState(cache: RuleCache): WebhookState {
+export function cacheState(cache: ClusterView<NodeLoadRule>): WebhookState {
   return {
     ready: () => cache.isReady(),
     *rules(): Iterable<NodeLoadRule> {
@@ -32,7 +32,7 @@ export interface WebhookContext extends ComponentContext {
     webhookBodyLimit: string;
     overrideExplicitScheduler: boolean;
   };
-  cache: RuleCache;
+  cache: ClusterView<NodeLoadRule>;
   leader: Pick<LeaderElector, 'identity'>;
 }
 

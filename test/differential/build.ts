@@ -178,3 +178,8 @@ export function spread(
 ): V1TopologySpreadConstraint {
   return { maxSkew: 1, topologyKey, whenUnsatisfiable: 'DoNotSchedule', labelSelector, ...extra };
 }
+
+/** spec.volumes mounting these claims (spread into PodOpts.spec). */
+export function claims(...names: string[]): Pick<V1PodSpec, 'volumes'> {
+  return { volumes: names.map((claimName, i) => ({ name: `v${i}`, persistentVolumeClaim: { claimName } })) };
+}

@@ -14,8 +14,11 @@
 //    ≤ maxSkew (minimum 0 when fewer domains than minDomains), counting as kube-scheduler does. Later pods
 //    matching the selector could only break this if they lacked the constraint: scenarios avoid that.
 import type {
+  V1CSINode,
   V1Namespace,
   V1Node,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
   V1Pod,
   V1PodAffinityTerm,
   V1TopologySpreadConstraint,
@@ -35,6 +38,10 @@ export interface ClusterSnapshot {
   /** Every pod of the run's namespaces. */
   pods: V1Pod[];
   namespaces: V1Namespace[];
+  /** The claims of the run's namespaces, the PVs they are bound to, the run's CSINodes. */
+  claims?: V1PersistentVolumeClaim[];
+  volumes?: V1PersistentVolume[];
+  csiNodes?: V1CSINode[];
 }
 
 export interface Violation {
@@ -47,7 +54,7 @@ export interface Violation {
 
 export const podKey = (p: V1Pod): string => `${p.metadata?.namespace}/${p.metadata?.name}`;
 
-const isActive = (p: V1Pod) =>
+export const isActive = (p: V1Pod): boolean =>
   Boolean(p.spec?.nodeName) &&
   !p.metadata?.deletionTimestamp &&
   p.status?.phase !== 'Succeeded' &&

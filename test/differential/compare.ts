@@ -8,7 +8,11 @@ const unscheduled = (outcomes: PodOutcome[]) =>
     .sort();
 
 /** Mismatches between an outcome and an expectation (empty: as expected). */
-export function checkExpectation(exp: Expectation | undefined, outcomes: PodOutcome[]): string[] {
+export function checkExpectation(
+  exp: Expectation | undefined,
+  outcomes: PodOutcome[],
+  victims: string[] = [],
+): string[] {
   if (!exp) return [];
   const out: string[] = [];
   const byPod = new Map(outcomes.map((o) => [o.pod, o]));
@@ -23,6 +27,11 @@ export function checkExpectation(exp: Expectation | undefined, outcomes: PodOutc
     if (!node || !nodes.includes(node))
       out.push(`expected ${pod} on one of [${nodes.join(', ')}], got ${node ?? 'no node'}`);
   }
+  if (exp.victims) {
+    const want = [...exp.victims].sort();
+    if (want.join() !== [...victims].sort().join())
+      out.push(`expected victims [${want.join(', ')}], got [${victims.join(', ')}]`);
+  }
   if (exp.boundCount !== undefined) {
     const bound = outcomes.filter((o) => o.node).length;
     if (bound !== exp.boundCount) out.push(`expected ${exp.boundCount} pods bound, got ${bound}`);
@@ -36,17 +45,33 @@ export function comparisonOf(s: Scenario): Comparison {
   return s.compare ?? (s.orderIndependent ? 'unschedulable-set' : 'unschedulable-count');
 }
 
-/** Differences of nodeload's outcome from kube-scheduler's, per the scenario's comparison mode. */
-export function compareEngines(s: Scenario, kube: PodOutcome[], nodeload: PodOutcome[]): string[] {
+/** What compareEngines reads of a run. */
+export interface RunOutcome {
+  outcomes: PodOutcome[];
+  /** Existing pods preempted. */
+  victims: string[];
+}
+
+/**
+ * Differences of nodeload's outcome from kube-scheduler's, per the scenario's comparison mode; with
+ * PriorityClasses (a preemption scenario, compared by set) the preempted pods must be the same too.
+ */
+export function compareEngines(s: Scenario, kubeRun: RunOutcome, nodeloadRun: RunOutcome): string[] {
   if (s.expectDifference) return [];
   const mode = comparisonOf(s);
-  const k = unscheduled(kube);
-  const n = unscheduled(nodeload);
+  const k = unscheduled(kubeRun.outcomes);
+  const n = unscheduled(nodeloadRun.outcomes);
+  const out: string[] = [];
+  if (mode === 'unschedulable-set' && s.objects?.priorityClasses?.length) {
+    const kv = [...kubeRun.victims].sort().join(', ');
+    const nv = [...nodeloadRun.victims].sort().join(', ');
+    if (kv !== nv) out.push(`Victims differ: kube-scheduler [${kv}], nodeload [${nv}]`);
+  }
   if (mode === 'unschedulable-set' && k.join() !== n.join())
-    return [`Unschedulable sets differ: kube-scheduler [${k.join(', ')}], nodeload [${n.join(', ')}]`];
+    out.push(`Unschedulable sets differ: kube-scheduler [${k.join(', ')}], nodeload [${n.join(', ')}]`);
   if (mode === 'unschedulable-count' && k.length !== n.length)
-    return [
+    out.push(
       `Unschedulable counts differ: kube-scheduler ${k.length} [${k.join(', ')}], nodeload ${n.length} [${n.join(', ')}]`,
-    ];
-  return [];
+    );
+  return out;
 }

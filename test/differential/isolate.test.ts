@@ -100,3 +100,51 @@ describe('planRun', () => {
     ]);
   });
 });
+
+describe('planRun: storage, priority and disruption objects', () => {
+  const s: Scenario = {
+    ...base,
+    objects: {
+      storageClasses: [
+        { name: 'dyn', provisioner: 'dynamic', allowedTopologies: { [ZONE]: ['a'] } },
+        { name: 'local' },
+      ],
+      persistentVolumes: [{ name: 'pv', storageClass: 'local', nodes: ['n1'], zones: ['a'], claim: 'data' }],
+      persistentVolumeClaims: [{ name: 'data', storageClass: 'local', volume: 'pv' }],
+      priorityClasses: [{ name: 'high', value: 1000 }],
+      podDisruptionBudgets: [{ name: 'guard', matchLabels: { app: 'x' }, minAvailable: 1 }],
+      csiNodes: [{ node: 'n1', drivers: { 'd.test': 2 } }],
+    },
+    pods: [pod('p', { spec: { priorityClassName: 'high' } })],
+  };
+  const { objects, incoming } = planRun(s, 'kube-scheduler', 'r1');
+
+  it('names cluster-scoped objects per run and maps every reference to them', () => {
+    expect(objects.storageClasses.map((c) => [c.metadata?.name, c.provisioner])).toEqual([
+      ['r1-dyn', 'r1.nodeload.test'],
+      ['r1-local', 'kubernetes.io/no-provisioner'],
+    ]);
+    expect(objects.dynamicProvisioner).toBe('r1.nodeload.test');
+    expect(objects.storageClasses[0]?.allowedTopologies).toEqual([
+      { matchLabelExpressions: [{ key: ZONE, values: ['r1-a'] }] },
+    ]);
+    const v = objects.volumes[0];
+    expect(v?.metadata?.name).toBe('r1-pv');
+    expect(v?.spec?.storageClassName).toBe('r1-local');
+    expect(v?.spec?.claimRef).toMatchObject({ namespace: 'r1-main', name: 'data' });
+    expect(v?.spec?.nodeAffinity?.required?.nodeSelectorTerms[0]?.matchExpressions).toEqual([
+      { key: HOSTNAME, operator: 'In', values: ['r1-n1'] },
+      { key: ZONE, operator: 'In', values: ['r1-a'] },
+    ]);
+    expect(objects.claims[0]?.metadata?.namespace).toBe('r1-main');
+    expect(objects.claims[0]?.spec).toMatchObject({ storageClassName: 'r1-local', volumeName: 'r1-pv' });
+    expect(objects.priorityClasses[0]?.metadata?.name).toBe('r1-high');
+    expect(incoming[0]?.spec?.priorityClassName).toBe('r1-high');
+    expect(objects.budgets[0]?.metadata?.namespace).toBe('r1-main');
+    expect(objects.csiNodes[0]?.metadata?.name).toBe('r1-n1');
+  });
+
+  it('has no provisioner when no class is dynamic', () => {
+    expect(planRun(base, 'nodeload', 'r2').objects.dynamicProvisioner).toBeUndefined();
+  });
+});

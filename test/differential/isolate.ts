@@ -19,9 +19,18 @@ import type {
   V1RuntimeClass,
 } from '@kubernetes/client-node';
 import { HOSTNAME, IMAGE } from './build.js';
-import { type Engine, type PodDef, type RuleDef, SCHEDULER_NAMES, type Scenario } from './types.js';
+import { type RunObjects, runObjects } from './isolate-objects.js';
+import {
+  type Engine,
+  type PodDef,
+  RUN_LABEL,
+  type RuleDef,
+  SCHEDULER_NAMES,
+  type Scenario,
+} from './types.js';
 
-export const RUN_LABEL = 'nodeload.test/run';
+export { RUN_LABEL };
+
 export const KWOK_ANNOTATION = 'kwok.x-k8s.io/node';
 const DEFAULT_PREFIXED = ['topology.kubernetes.io/zone', 'topology.kubernetes.io/region'];
 export const MAIN_NS = 'main';
@@ -36,6 +45,8 @@ export interface RunPlan {
   runtimeClasses: V1RuntimeClass[];
   /** NodeLoadRule bodies (nodeload runs only). */
   rules: Record<string, unknown>[];
+  /** Storage, priority and disruption objects (isolate-objects.ts). */
+  objects: RunObjects;
   /** Actual → logical names, for reports. */
   logicalNode(actual: string): string;
   logicalNamespace(actual: string): string;
@@ -64,6 +75,11 @@ export class Isolation {
   }
 
   runtimeClass(logical: string): string {
+    return `${this.runId}-${logical}`;
+  }
+
+  /** StorageClasses, PVs, PriorityClasses: cluster-scoped, so run-unique. */
+  clusterScoped(logical: string): string {
     return `${this.runId}-${logical}`;
   }
 
@@ -120,6 +136,7 @@ export class Isolation {
     const s: V1PodSpec = structuredClone(spec);
     if (s.nodeName) s.nodeName = this.node(s.nodeName);
     if (s.runtimeClassName) s.runtimeClassName = this.runtimeClass(s.runtimeClassName);
+    if (s.priorityClassName) s.priorityClassName = this.clusterScoped(s.priorityClassName);
     if (s.nodeSelector) s.nodeSelector = this.labels(s.nodeSelector);
     const na = s.affinity?.nodeAffinity;
     if (na?.requiredDuringSchedulingIgnoredDuringExecution) {
@@ -260,6 +277,7 @@ export function planRun(scenario: Scenario, engine: Engine, runId: string): RunP
       overhead: { podFixed: rc.overhead },
     })),
     rules: engine === 'nodeload' ? (scenario.rules ?? []).map((r) => iso.rule(r)) : [],
+    objects: runObjects(iso, scenario.objects ?? {}),
     logicalNode: (actual) => logical.get(actual) ?? `<foreign:${actual}>`,
     logicalNamespace: (actual) => logicalNs.get(actual) ?? actual,
     actualNode: (l) => iso.node(l),

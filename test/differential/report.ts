@@ -33,9 +33,10 @@ export function formatReport(res: ScenarioResult): string {
       lines.push(
         o.node
           ? `    ${o.pod} → ${o.node}`
-          : `    ${o.pod} → ${o.unschedulable?.reason}: ${shortMessage(o.unschedulable?.message ?? '')}`,
+          : `    ${o.pod} → ${o.unschedulable?.reason}${o.nominated ? ` (nominated ${o.nominated})` : ''}: ${shortMessage(o.unschedulable?.message ?? '')}`,
       );
     }
+    if (r.victims.length) lines.push(`    preempted: ${r.victims.join(', ')}`);
     for (const p of problems) lines.push(`    ✗ ${p}`);
   }
   if (s.expectDifference) lines.push(`  expected difference: ${s.expectDifference.why}`);

@@ -6,6 +6,7 @@ import {
   CustomObjectsApi,
   type KubeConfig,
   NodeV1Api,
+  StorageV1Api,
   type V1Node,
   type V1Pod,
 } from '@kubernetes/client-node';
@@ -18,8 +19,10 @@ import {
   type RuleForCheck,
   type Violation,
 } from './checker.js';
+import { checkPreemption, checkVolumes } from './checker-volumes.js';
 import { checkExpectation, compareEngines } from './compare.js';
 import { planRun, RUN_LABEL, type RunPlan } from './isolate.js';
+import { RunObjectsLifecycle } from './objects.js';
 import { ENGINES, type Engine, type PodOutcome, type Scenario } from './types.js';
 
 export interface HarnessEnv {
@@ -39,6 +42,8 @@ export interface RunResult {
   violations: Violation[];
   /** Mismatches with the scenario's expectation for this engine. */
   expectation: string[];
+  /** Existing pods (logical names) preempted during the run: deleted or being deleted at the end. */
+  victims: string[];
   error?: string;
   ms: number;
 }
@@ -72,18 +77,24 @@ async function poll<T>(what: string, timeoutMs: number, fn: () => Promise<T | un
 function decision(p: V1Pod | undefined): string | undefined {
   if (!p) return undefined;
   if (p.spec?.nodeName) return `node:${p.spec.nodeName}`;
+  // Nominated by a preemption: undecided until it binds (the victims are on their way out).
+  if (p.status?.nominatedNodeName) return undefined;
   const c = p.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
   return c ? `unschedulable:${c.reason}` : undefined;
 }
 
 class Run {
   private readonly core: CoreV1Api;
+  readonly objects: RunObjectsLifecycle;
+  /** Existing pods as the API server admitted them (spec.priority filled in from the PriorityClass). */
+  readonly existing = new Map<string, V1Pod>();
   constructor(
     private readonly env: HarnessEnv,
     private readonly scenario: Scenario,
     readonly plan: RunPlan,
   ) {
     this.core = env.kubeConfig.makeApiClient(CoreV1Api);
+    this.objects = new RunObjectsLifecycle(env.kubeConfig, plan.objects, poll);
   }
 
   async setUp(): Promise<void> {
@@ -102,8 +113,10 @@ class Run {
     );
     const node = this.env.kubeConfig.makeApiClient(NodeV1Api);
     for (const body of plan.runtimeClasses) await node.createRuntimeClass({ body });
+    await this.objects.createClasses();
     await Promise.all(plan.nodes.map((n) => this.createNode(n)));
     await Promise.all(plan.nodes.map((n) => this.waitNodeSettled(n)));
+    await this.objects.createStorage(plan.actualNamespace('main'));
     const custom = this.env.kubeConfig.makeApiClient(CustomObjectsApi);
     for (const body of plan.rules) {
       const md = body['metadata'] as { name: string; namespace: string };
@@ -116,16 +129,19 @@ class Run {
       });
       await this.env.waitForRule(md.namespace, md.name);
     }
+    await this.objects.createBudgets();
     for (const body of plan.existing) await this.createPod(body);
     for (const p of plan.existing) {
-      await poll(`existing pod ${podKey(p)} running`, 30_000, async () => {
+      const running = await poll(`existing pod ${podKey(p)} running`, 30_000, async () => {
         const got = await core.readNamespacedPod({
           name: p.metadata?.name as string,
           namespace: p.metadata?.namespace as string,
         });
-        return got.status?.phase === 'Running' ? true : undefined;
+        return got.status?.phase === 'Running' ? got : undefined;
       });
+      this.existing.set(podKey(p), running);
     }
+    await this.objects.waitBudgets();
     // Both schedulers learn of nodes and bound pods through their informers: give them a moment.
     await sleep(500);
   }
@@ -223,12 +239,29 @@ class Run {
 
   async snapshot(): Promise<ClusterSnapshot> {
     const selector = `${RUN_LABEL}=${this.plan.runId}`;
-    const [nodes, namespaces, pods] = await Promise.all([
+    const storage = this.env.kubeConfig.makeApiClient(StorageV1Api);
+    const [nodes, namespaces, pods, claims, volumes, csiNodes] = await Promise.all([
       this.core.listNode({ labelSelector: selector }),
       this.core.listNamespace({ labelSelector: selector }),
       this.listPods(),
+      Promise.all(
+        this.plan.namespaces.map((ns) =>
+          this.core.listNamespacedPersistentVolumeClaim({ namespace: ns.metadata?.name as string }),
+        ),
+      ),
+      this.core.listPersistentVolume(),
+      storage.listCSINode({ labelSelector: selector }),
     ]);
-    return { nodes: nodes.items, namespaces: namespaces.items, pods };
+    const claimList = claims.flatMap((l) => l.items);
+    const used = new Set(claimList.map((c) => c.spec?.volumeName).filter(Boolean));
+    return {
+      nodes: nodes.items,
+      namespaces: namespaces.items,
+      pods,
+      claims: claimList,
+      volumes: volumes.items.filter((v) => used.has(v.metadata?.name)),
+      csiNodes: csiNodes.items,
+    };
   }
 
   outcomes(snap: ClusterSnapshot): PodOutcome[] {
@@ -238,8 +271,10 @@ class Run {
       const pod = want.metadata?.name as string;
       if (p?.spec?.nodeName) return { pod, node: this.plan.logicalNode(p.spec.nodeName) };
       const c = p?.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
+      const nominated = p?.status?.nominatedNodeName;
       return {
         pod,
+        ...(nominated ? { nominated: this.plan.logicalNode(nominated) } : {}),
         unschedulable: c
           ? { reason: c.reason ?? '', message: c.message ?? '' }
           : {
@@ -273,6 +308,19 @@ class Run {
       const name = rc.metadata?.name as string;
       await quiet(() => nodeApi.deleteRuntimeClass({ name }));
     }
+    await this.objects.delete();
+  }
+
+  /** Existing pods gone, or on their way out, at the end of the run (logical names). */
+  victims(snap: ClusterSnapshot): string[] {
+    const live = new Map(snap.pods.map((p) => [podKey(p), p]));
+    return [...this.existing.keys()]
+      .filter((k) => {
+        const p = live.get(k);
+        return !p || Boolean(p.metadata?.deletionTimestamp);
+      })
+      .map((k) => k.split('/')[1] as string)
+      .sort();
   }
 }
 
@@ -295,21 +343,30 @@ export async function runEngine(
     outcomes: [],
     violations: [],
     expectation: [],
+    victims: [],
     ms: 0,
   };
   try {
-    const objects = Object.values(scenario.objects ?? {}).filter((list) => list?.length);
-    if (objects.length)
-      throw new Error('scenario objects (volumes, priorities, PDBs) are not implemented yet');
     await run.setUp();
     await run.schedule();
     const snap = await run.snapshot();
     result.outcomes = run.outcomes(snap);
+    result.victims = run.victims(snap);
     const preBound = new Set(
       [...plan.existing, ...plan.incoming.filter((p) => p.spec?.nodeName)].map((p) => podKey(p)),
     );
     const scheduled = (p: V1Pod) => !preBound.has(podKey(p));
-    result.violations = checkHardConstraints(snap, scheduled);
+    result.violations = [
+      ...checkHardConstraints(snap, scheduled),
+      ...checkVolumes(snap, scheduled),
+      ...checkPreemption(snap, [...run.existing.values()], scheduled),
+      ...run.objects.provisionerErrors.map((message) => ({
+        pod: '-',
+        node: '-',
+        plugin: 'TestProvisioner',
+        message,
+      })),
+    ];
     if (plan.rules.length) {
       // The rule bodies as created (allowedNodes and nodeSelector already in the run's names).
       const rules = plan.rules.map((body) => {
@@ -335,7 +392,7 @@ export async function runEngine(
       ...result.outcomes
         .filter((o) => o.unschedulable?.reason === 'NoDecision')
         .map((o) => `${o.pod}: neither bound nor marked PodScheduled=False (${o.unschedulable?.message})`),
-      ...checkExpectation(exp, result.outcomes),
+      ...checkExpectation(exp, result.outcomes, result.victims),
     ];
   } catch (err) {
     result.error = err instanceof Error ? err.message : String(err);
@@ -357,8 +414,7 @@ export async function runScenario(
     RunResult,
     RunResult,
   ];
-  const differences =
-    kube.error || nodeload.error ? [] : compareEngines(scenario, kube.outcomes, nodeload.outcomes);
+  const differences = kube.error || nodeload.error ? [] : compareEngines(scenario, kube, nodeload);
   return { scenario, runs: { 'kube-scheduler': kube, nodeload }, differences };
 }
 

@@ -4,6 +4,9 @@
 // final cluster state of every run is judged by checker.ts.
 import type { V1PodSpec, V1Taint } from '@kubernetes/client-node';
 
+/** Every object of a run carries this label with the run id (nodes, namespaces, cluster-scoped kinds). */
+export const RUN_LABEL = 'nodeload.test/run';
+
 export type Engine = 'kube-scheduler' | 'nodeload';
 export const ENGINES: readonly Engine[] = ['kube-scheduler', 'nodeload'];
 
@@ -66,15 +69,82 @@ export interface RuleDef {
 }
 
 /**
- * Objects a later issue adds scenarios for (volumes, preemption). The format reserves them; the runner
- * refuses a scenario that sets any of them until it implements them.
+ * A StorageClass (cluster-scoped, named `<runId>-<name>`). `provisioner`: 'none' (static PVs only:
+ * kubernetes.io/no-provisioner, the default), 'dynamic' (the run's test provisioner creates a PV on the
+ * node the scheduler selects, as a CSI external-provisioner would), or a CSI driver name taken as is.
  */
-export interface FutureObjects {
-  storageClasses?: Record<string, unknown>[];
-  persistentVolumes?: Record<string, unknown>[];
-  persistentVolumeClaims?: Record<string, unknown>[];
-  priorityClasses?: Record<string, unknown>[];
-  podDisruptionBudgets?: Record<string, unknown>[];
+export interface StorageClassDef {
+  name: string;
+  provisioner?: 'none' | 'dynamic' | string;
+  volumeBindingMode?: 'Immediate' | 'WaitForFirstConsumer';
+  /** allowedTopologies as label → values (one term), values of zone/region/hostname mapped per run. */
+  allowedTopologies?: Record<string, string[]>;
+}
+
+/** A PersistentVolume (cluster-scoped, named `<runId>-<name>`). */
+export interface VolumeDef {
+  name: string;
+  /** Logical StorageClass name ('' or absent: none). */
+  storageClass?: string;
+  /** Default 5Gi. */
+  capacity?: string;
+  /** Default ReadWriteOnce. */
+  accessModes?: string[];
+  /** Required node affinity: the logical node(s) it is reachable from (a local PV). */
+  nodes?: string[];
+  /** Required node affinity on topology.kubernetes.io/zone. */
+  zones?: string[];
+  /** Labels (zone/region values mapped per run): what VolumeZone reads. */
+  labels?: Record<string, string>;
+  /** A CSI volume of this driver (else a hostPath volume). */
+  csiDriver?: string;
+  /** Pre-bound to this claim of the `main` namespace (or `namespace/name`). */
+  claim?: string;
+}
+
+/** A PersistentVolumeClaim (namespaced; `main` unless `namespace`). */
+export interface ClaimDef {
+  name: string;
+  namespace?: string;
+  /** Logical StorageClass name; '' for none. */
+  storageClass?: string;
+  /** Default 1Gi. */
+  size?: string;
+  accessModes?: string[];
+  /** Pre-bound to this logical PV: setUp waits for the claim to be Bound before any pod is created. */
+  volume?: string;
+}
+
+/** A PriorityClass (cluster-scoped, named `<runId>-<name>`); pods name it in spec.priorityClassName. */
+export interface PriorityClassDef {
+  name: string;
+  value: number;
+  preemptionPolicy?: 'PreemptLowerPriority' | 'Never';
+}
+
+/** A PodDisruptionBudget; setUp waits for the disruption controller to have computed its status. */
+export interface DisruptionBudgetDef {
+  name: string;
+  namespace?: string;
+  matchLabels: Record<string, string>;
+  minAvailable?: number;
+  maxUnavailable?: number;
+}
+
+/** A CSINode for a logical node: attachable volumes per driver (NodeVolumeLimits). */
+export interface CsiNodeDef {
+  node: string;
+  drivers: Record<string, number>;
+}
+
+/** Storage and priority objects of a scenario, created before the existing pods. */
+export interface ScenarioObjects {
+  storageClasses?: StorageClassDef[];
+  persistentVolumes?: VolumeDef[];
+  persistentVolumeClaims?: ClaimDef[];
+  priorityClasses?: PriorityClassDef[];
+  podDisruptionBudgets?: DisruptionBudgetDef[];
+  csiNodes?: CsiNodeDef[];
 }
 
 /** What one engine must produce. Pod names as in the scenario; node names logical. */
@@ -85,6 +155,8 @@ export interface Expectation {
   placements?: Record<string, string[]>;
   /** How many incoming pods end bound. */
   boundCount?: number;
+  /** Exactly these existing pods end preempted (deleted); absent: not checked. */
+  victims?: string[];
 }
 
 export interface Scenario {
@@ -115,7 +187,7 @@ export interface Scenario {
   rules?: RuleDef[];
   /** RuntimeClasses (cluster-scoped, named `<runId>-<name>`): the way a pod gets spec.overhead. */
   runtimeClasses?: Array<{ name: string; overhead: Record<string, string> }>;
-  objects?: FutureObjects;
+  objects?: ScenarioObjects;
   /**
    * Node label values of these keys are prefixed with the run id so domains never overlap across runs
    * (default: topology.kubernetes.io/zone and topology.kubernetes.io/region).
@@ -143,4 +215,6 @@ export interface PodOutcome {
   node?: string;
   /** PodScheduled=False reason/message, when not bound. */
   unschedulable?: { reason: string; message: string };
+  /** status.nominatedNodeName (logical), when set and not bound. */
+  nominated?: string;
 }

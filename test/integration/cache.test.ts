@@ -15,9 +15,10 @@ import {
 } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFailed, onTestFinished } from 'vitest';
-import { type Change, ClusterCache, type ClusterCacheOptions } from '../../src/cluster/cache.js';
+import { ClusterCache, type ClusterCacheOptions } from '../../src/cluster/cache.js';
 import { type WatchFn, watchFnFor } from '../../src/cluster/informer.js';
 import { type PodInfo, podKey } from '../../src/cluster/model.js';
+import type { Change } from '../../src/cluster/view.js';
 import { LoadTracker } from '../../src/load/tracker.js';
 import { CRD_NAME, loadCrdManifest } from '../../src/rules/crd.js';
 import { NODE_LOAD_RULE_KIND } from '../../src/rules/kind.js';

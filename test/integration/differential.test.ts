@@ -20,10 +20,13 @@ import { SCHEDULER_NAMES } from '../differential/types.js';
 import { coreApi, kubeConfig, provided, uniqueName, usePrivateCluster, waitFor } from './context.js';
 
 const CONCURRENCY = Number(process.env['NODELOAD_DIFF_CONCURRENCY'] ?? 4);
-const ONLY = process.env['NODELOAD_DIFF_ONLY']; // substring filter on scenario names
+// Comma-separated substrings of scenario names or areas, e.g. "Volume,Preemption".
+const ONLY = process.env['NODELOAD_DIFF_ONLY']?.split(',').filter(Boolean);
 const REPORT = fileURLToPath(new URL('../../.run/differential-report.txt', import.meta.url));
 
-const selected = ONLY ? scenarios.filter((s) => s.name.includes(ONLY)) : scenarios;
+const selected = ONLY?.length
+  ? scenarios.filter((s) => ONLY.some((o) => s.name.includes(o) || s.area.includes(o)))
+  : scenarios;
 const leaseNamespace = uniqueName('diff-lease');
 let gateway: Gateway | undefined;
 let results = new Map<string, Promise<ScenarioResult>>();

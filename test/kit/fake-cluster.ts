@@ -1,27 +1,48 @@
 /**
- * The shared cluster cache's surface and the load tracker's, fed by hand (the informers' role), for
- * unit tests of what reads them: the operator, the scheduler. Every change emits on the bus what the
- * real ClusterCache emits. (Tests of the views over a real ClusterCache use graphql/testing.ts's
- * FixtureCluster, which drives the real cache through fake informers.)
+ * The shared cluster cache's read-only view (ClusterView) and the load tracker's (LoadView), fed by
+ * hand (the informers' role), for unit tests of what reads them: the operator, the scheduler. Every
+ * change emits on the bus what the real ClusterCache emits. (Tests of the views over a real
+ * ClusterCache use graphql/testing.ts's FixtureCluster, which drives the real cache through fake
+ * informers.)
  */
-import type { NodeInfo, NodeMetricsInfo, PodInfo } from '../../src/cluster/model.js';
+import type {
+  ClaimInfo,
+  CsiNodeInfo,
+  DisruptionBudgetInfo,
+  NamespaceInfo,
+  NodeInfo,
+  NodeMetricsInfo,
+  PodInfo,
+  StorageClassInfo,
+  VolumeInfo,
+} from '../../src/cluster/model.js';
 import { podKey } from '../../src/cluster/model.js';
+import type { ClusterView } from '../../src/cluster/view.js';
 import { EventBus } from '../../src/events/bus.js';
 import { loadAt } from '../../src/load/testing.js';
-import type { LoadTopics } from '../../src/load/tracker.js';
-import type { NodeLoad } from '../../src/load/types.js';
+import type { LoadTopics, LoadView } from '../../src/load/tracker.js';
+import { DEFAULT_LOAD_OPTIONS, type NodeLoad } from '../../src/load/types.js';
 import type {
   RuleClusterTopics as ClusterTopics,
   NodeLoadRuleEntry as RuleEntry,
 } from '../../src/rules/kind.js';
 import type { NodeLoadRule, RuleStatus } from '../../src/rules/types.js';
 
-export class FakeCluster {
+export class FakeCluster implements ClusterView<NodeLoadRule> {
   readonly bus = new EventBus<ClusterTopics>();
+  /** Read when asked, so a test's fake timers apply. */
+  readonly now = (): number => Date.now();
   readonly nodes = new Map<string, NodeInfo>();
   /** By namespace/name. */
   readonly pods = new Map<string, PodInfo>();
   readonly rules = new Map<string, RuleEntry>();
+  readonly namespaces = new Map<string, NamespaceInfo>();
+  // Empty unless a test fills them; nothing is emitted (a test emits on the bus itself if it must).
+  readonly claims = new Map<string, ClaimInfo>();
+  readonly volumes = new Map<string, VolumeInfo>();
+  readonly storageClasses = new Map<string, StorageClassInfo>();
+  readonly csiNodes = new Map<string, CsiNodeInfo>();
+  readonly disruptionBudgets = new Map<string, DisruptionBudgetInfo>();
   readonly metrics = new Map<string, NodeMetricsInfo>();
   readonly metricsServed = false;
   private rv = 100;
@@ -36,6 +57,10 @@ export class FakeCluster {
 
   ready(): Promise<void> {
     return Promise.resolve();
+  }
+
+  isReady(): boolean {
+    return true;
   }
 
   addNode(n: NodeInfo): void {
@@ -86,9 +111,10 @@ export class FakeCluster {
   }
 }
 
-/** The load tracker's surface: figures set by hand, each change emitted as the tracker does. */
-export class FakeLoads {
+/** The load tracker's read-only view: figures set by hand, each change emitted as the tracker does. */
+export class FakeLoads implements LoadView {
   readonly bus = new EventBus<LoadTopics>();
+  readonly options = DEFAULT_LOAD_OPTIONS;
   private readonly loads = new Map<string, NodeLoad>();
 
   all(): ReadonlyMap<string, NodeLoad> {

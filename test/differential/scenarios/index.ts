@@ -1,5 +1,4 @@
-// Every scenario, by plugin area. Volume and preemption scenarios (PVCs/PVs/StorageClasses, priorities,
-// PDBs through Scenario.objects) are a later issue.
+// Every scenario, by plugin area.
 import type { Scenario } from '../types.js';
 import { concurrencyScenarios } from './concurrency.js';
 import { interPodAffinityScenarios } from './inter-pod-affinity.js';
@@ -7,8 +6,10 @@ import { loadAwareScenarios } from './load-aware.js';
 import { nodeAffinityScenarios } from './node-affinity.js';
 import { nodeBasicsScenarios } from './node-basics.js';
 import { nodePortsScenarios } from './node-ports.js';
+import { preemptionScenarios } from './preemption.js';
 import { resourceScenarios } from './resources.js';
 import { topologySpreadScenarios } from './topology-spread.js';
+import { volumeScenarios } from './volumes.js';
 
 export const scenarios: Scenario[] = [
   ...nodeBasicsScenarios,
@@ -17,6 +18,8 @@ export const scenarios: Scenario[] = [
   ...resourceScenarios,
   ...interPodAffinityScenarios,
   ...topologySpreadScenarios,
+  ...volumeScenarios,
+  ...preemptionScenarios,
   ...concurrencyScenarios,
   ...loadAwareScenarios,
 ];

@@ -1,0 +1,179 @@
+// Table tests of the volume and preemption checks: hand-built final states and what must be reported.
+import type {
+  V1CSINode,
+  V1Node,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1Pod,
+} from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { claims, HOSTNAME, pod, ZONE } from './build.js';
+import type { ClusterSnapshot } from './checker.js';
+import { checkPreemption, checkVolumes } from './checker-volumes.js';
+
+const node = (name: string, zone = 'a'): V1Node => ({
+  metadata: { name, labels: { [HOSTNAME]: name, [ZONE]: zone } },
+  status: { allocatable: { cpu: '4', memory: '8Gi', pods: '110' } },
+});
+
+/** A running pod on `nodeName` mounting `claimNames`; names starting with "old" are pre-bound. */
+function p(name: string, nodeName: string, claimNames: string[] = [], priority = 0): V1Pod {
+  return {
+    metadata: { name, namespace: 'ns' },
+    spec: { ...pod(name, { spec: claims(...claimNames) }).spec, nodeName, priority },
+    status: { phase: 'Running' },
+  };
+}
+
+function claim(name: string, volume?: string, modes = ['ReadWriteOnce']): V1PersistentVolumeClaim {
+  return {
+    metadata: { name, namespace: 'ns' },
+    spec: { accessModes: modes, ...(volume ? { volumeName: volume } : {}) },
+    status: { phase: volume ? 'Bound' : 'Pending' },
+  };
+}
+
+function pv(
+  name: string,
+  o: { node?: string; zoneLabel?: string; driver?: string } = {},
+): V1PersistentVolume {
+  return {
+    metadata: { name, labels: o.zoneLabel ? { [ZONE]: o.zoneLabel } : {} },
+    spec: {
+      ...(o.driver ? { csi: { driver: o.driver, volumeHandle: name } } : {}),
+      ...(o.node
+        ? {
+            nodeAffinity: {
+              required: {
+                nodeSelectorTerms: [
+                  { matchExpressions: [{ key: HOSTNAME, operator: 'In', values: [o.node] }] },
+                ],
+              },
+            },
+          }
+        : {}),
+    },
+  };
+}
+
+const csiNode = (name: string, driver: string, count: number): V1CSINode => ({
+  metadata: { name },
+  spec: { drivers: [{ name: driver, nodeID: name, allocatable: { count } }] },
+});
+
+const scheduled = (x: V1Pod) => !x.metadata?.name?.startsWith('old');
+
+function volumes(s: Partial<ClusterSnapshot>): string[] {
+  const snap: ClusterSnapshot = { nodes: [node('n1'), node('n2', 'b')], namespaces: [], pods: [], ...s };
+  return checkVolumes(snap, scheduled).map((v) => `${v.plugin} ${v.pod}`);
+}
+
+describe('checkVolumes', () => {
+  it.each<[string, Partial<ClusterSnapshot>, string[]]>([
+    [
+      'a claim bound to a PV on the pod node',
+      { pods: [p('a', 'n1', ['c'])], claims: [claim('c', 'v')], volumes: [pv('v', { node: 'n1' })] },
+      [],
+    ],
+    [
+      "a PV's node affinity elsewhere",
+      { pods: [p('a', 'n2', ['c'])], claims: [claim('c', 'v')], volumes: [pv('v', { node: 'n1' })] },
+      ['VolumeBinding ns/a'],
+    ],
+    ['a missing claim', { pods: [p('a', 'n1', ['c'])] }, ['VolumeBinding ns/a']],
+    ['an unbound claim', { pods: [p('a', 'n1', ['c'])], claims: [claim('c')] }, ['VolumeBinding ns/a']],
+    [
+      'a pre-bound pod is context only',
+      { pods: [p('old', 'n2', ['c'])], claims: [claim('c', 'v')], volumes: [pv('v', { node: 'n1' })] },
+      [],
+    ],
+    [
+      "the PV's zone label against the node's",
+      { pods: [p('a', 'n2', ['c'])], claims: [claim('c', 'v')], volumes: [pv('v', { zoneLabel: 'a' })] },
+      ['VolumeZone ns/a'],
+    ],
+    [
+      'a multi-zone label is a set',
+      { pods: [p('a', 'n2', ['c'])], claims: [claim('c', 'v')], volumes: [pv('v', { zoneLabel: 'a__b' })] },
+      [],
+    ],
+    [
+      'a ReadWriteOncePod claim used twice',
+      {
+        pods: [p('old', 'n1', ['c']), p('a', 'n2', ['c'])],
+        claims: [claim('c', 'v', ['ReadWriteOncePod'])],
+        volumes: [pv('v')],
+      },
+      ['VolumeRestrictions ns/old, ns/a'],
+    ],
+    [
+      'a ReadWriteOnce claim used twice is not VolumeRestrictions business',
+      { pods: [p('old', 'n1', ['c']), p('a', 'n2', ['c'])], claims: [claim('c', 'v')], volumes: [pv('v')] },
+      [],
+    ],
+    [
+      'two volumes of a driver on a node allowing one',
+      {
+        pods: [p('old', 'n1', ['c1']), p('a', 'n1', ['c2'])],
+        claims: [claim('c1', 'v1'), claim('c2', 'v2')],
+        volumes: [pv('v1', { driver: 'd' }), pv('v2', { driver: 'd' })],
+        csiNodes: [csiNode('n1', 'd', 1)],
+      },
+      ['NodeVolumeLimits ns/a'],
+    ],
+    [
+      'one volume shared by two pods counts once',
+      {
+        pods: [p('old', 'n1', ['c1']), p('a', 'n1', ['c1'])],
+        claims: [claim('c1', 'v1')],
+        volumes: [pv('v1', { driver: 'd' })],
+        csiNodes: [csiNode('n1', 'd', 1)],
+      },
+      [],
+    ],
+  ])('%s', (_, snap, want) => {
+    expect(volumes(snap)).toEqual(want);
+  });
+});
+
+describe('checkPreemption', () => {
+  const nodes = [node('n1'), node('n2')];
+  const old = (name: string, on: string, priority: number) => p(`old-${name}`, on, [], priority);
+  it.each<[string, V1Pod[], V1Pod[], string[]]>([
+    ['a victim of a higher-priority pod bound there', [old('v', 'n1', 10)], [p('hi', 'n1', [], 1000)], []],
+    [
+      'a victim of a pod still nominated there',
+      [old('v', 'n1', 10)],
+      [
+        {
+          ...p('hi', 'n1', [], 1000),
+          spec: { containers: [], priority: 1000 },
+          status: { nominatedNodeName: 'n1' },
+        },
+      ],
+      [],
+    ],
+    ['deleted with no preemptor on its node', [old('v', 'n1', 10)], [p('hi', 'n2', [], 1000)], ['ns/old-v']],
+    ['deleted by an equal priority', [old('v', 'n1', 500)], [p('peer', 'n1', [], 500)], ['ns/old-v']],
+    [
+      'deleted by a pod that may not preempt',
+      [old('v', 'n1', 10)],
+      [
+        {
+          ...p('hi', 'n1', [], 1000),
+          spec: { ...p('hi', 'n1', [], 1000).spec, preemptionPolicy: 'Never' },
+        } as V1Pod,
+      ],
+      ['ns/old-v'],
+    ],
+  ])('%s', (_, existing, incoming, want) => {
+    const snap: ClusterSnapshot = { nodes, namespaces: [], pods: incoming };
+    expect(checkPreemption(snap, existing, scheduled).map((v) => v.pod)).toEqual(want);
+  });
+
+  it('an existing pod still alive is no victim', () => {
+    const survivor = old('s', 'n1', 10);
+    const snap: ClusterSnapshot = { nodes, namespaces: [], pods: [survivor] };
+    expect(checkPreemption(snap, [survivor], scheduled)).toEqual([]);
+  });
+});

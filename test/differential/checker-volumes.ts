@@ -1,0 +1,141 @@
+// The independent checker, continued (see checker.ts): volumes and preemption, from the API semantics.
+// Imports nothing from src/. Sound on final states:
+//  * VolumeBinding: every claim of a scheduled pod exists and is Bound, and its PV's required node
+//    affinity matches the pod's node (the scheduler binds or provisions claims before the pod);
+//  * VolumeZone: the PV's zone/region labels (a `__`-separated list is a set) contain the node's value;
+//  * VolumeRestrictions: a ReadWriteOncePod claim is used by at most one live pod;
+//  * NodeVolumeLimits: the unique volumes of a CSI driver on a node ≤ the CSINode's allocatable count;
+//  * DefaultPreemption: every existing pod that was deleted had a lower priority than a scheduled pod,
+//    allowed to preempt, that is bound or nominated on the victim's node.
+import type { V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import { type ClusterSnapshot, isActive, podKey, type Violation } from './checker.js';
+import { termMatches } from './semantics.js';
+
+const ZONE_LABELS = [
+  'topology.kubernetes.io/zone',
+  'topology.kubernetes.io/region',
+  'failure-domain.beta.kubernetes.io/zone',
+  'failure-domain.beta.kubernetes.io/region',
+];
+
+const claimNames = (p: V1Pod): string[] =>
+  (p.spec?.volumes ?? []).flatMap((v) =>
+    v.persistentVolumeClaim ? [v.persistentVolumeClaim.claimName] : [],
+  );
+
+export function checkVolumes(snap: ClusterSnapshot, scheduled: (p: V1Pod) => boolean): Violation[] {
+  const out: Violation[] = [];
+  const nodes = new Map(snap.nodes.map((n) => [n.metadata?.name as string, n]));
+  const claims = new Map((snap.claims ?? []).map((c) => [`${c.metadata?.namespace}/${c.metadata?.name}`, c]));
+  const volumes = new Map((snap.volumes ?? []).map((v) => [v.metadata?.name as string, v]));
+  const live = snap.pods.filter(isActive);
+  const volumeOf = (c: V1PersistentVolumeClaim | undefined): V1PersistentVolume | undefined =>
+    c?.status?.phase === 'Bound' && c.spec?.volumeName ? volumes.get(c.spec.volumeName) : undefined;
+
+  for (const p of live) {
+    if (!scheduled(p)) continue;
+    const nodeName = p.spec?.nodeName as string;
+    const node = nodes.get(nodeName);
+    if (!node) continue; // reported by checkHardConstraints
+    const v = (plugin: string, message: string) =>
+      out.push({ pod: podKey(p), node: nodeName, plugin, message });
+    for (const name of claimNames(p)) {
+      const claim = claims.get(`${p.metadata?.namespace}/${name}`);
+      if (!claim) {
+        v('VolumeBinding', `claim ${name} does not exist`);
+        continue;
+      }
+      const pv = volumeOf(claim);
+      if (!pv) {
+        v('VolumeBinding', `claim ${name} is not bound (${claim.status?.phase ?? 'no phase'})`);
+        continue;
+      }
+      const terms = pv.spec?.nodeAffinity?.required?.nodeSelectorTerms;
+      if (terms && !terms.some((t) => termMatches(t, node)))
+        v('VolumeBinding', `volume ${pv.metadata?.name} node affinity does not match the node`);
+      for (const key of ZONE_LABELS) {
+        const want = pv.metadata?.labels?.[key];
+        if (want === undefined) continue;
+        const have = node.metadata?.labels?.[key];
+        if (have === undefined || !want.split('__').includes(have))
+          v('VolumeZone', `volume ${pv.metadata?.name} ${key}=${want}, node has ${have ?? 'none'}`);
+      }
+    }
+  }
+
+  // ReadWriteOncePod: one live pod per claim, anywhere.
+  const users = new Map<string, V1Pod[]>();
+  for (const p of live) {
+    for (const name of claimNames(p)) {
+      const key = `${p.metadata?.namespace}/${name}`;
+      if (claims.get(key)?.spec?.accessModes?.includes('ReadWriteOncePod'))
+        users.set(key, [...(users.get(key) ?? []), p]);
+    }
+  }
+  for (const [claim, pods] of users) {
+    if (pods.length > 1 && pods.some(scheduled))
+      out.push({
+        pod: pods.map(podKey).join(', '),
+        node: pods.map((p) => p.spec?.nodeName).join(', '),
+        plugin: 'VolumeRestrictions',
+        message: `ReadWriteOncePod claim ${claim} used by ${pods.length} pods`,
+      });
+  }
+
+  // CSI attach limits per node and driver.
+  for (const csiNode of snap.csiNodes ?? []) {
+    const nodeName = csiNode.metadata?.name as string;
+    const onNode = live.filter((p) => p.spec?.nodeName === nodeName);
+    for (const d of csiNode.spec?.drivers ?? []) {
+      const limit = d.allocatable?.count;
+      if (limit === undefined) continue;
+      const handles = new Set<string>();
+      let mine = false;
+      for (const p of onNode) {
+        for (const name of claimNames(p)) {
+          const pv = volumeOf(claims.get(`${p.metadata?.namespace}/${name}`));
+          if (pv?.spec?.csi?.driver !== d.name) continue;
+          handles.add(pv.spec.csi.volumeHandle);
+          if (scheduled(p)) mine = true;
+        }
+      }
+      if (mine && handles.size > limit)
+        out.push({
+          pod: onNode.filter(scheduled).map(podKey).join(', '),
+          node: nodeName,
+          plugin: 'NodeVolumeLimits',
+          message: `${handles.size} volumes of ${d.name} > allocatable count ${limit}`,
+        });
+    }
+  }
+  return out;
+}
+
+/** `existing`: the scenario's pre-bound pods as admitted (with spec.priority). */
+export function checkPreemption(
+  snap: ClusterSnapshot,
+  existing: V1Pod[],
+  scheduled: (p: V1Pod) => boolean,
+): Violation[] {
+  const live = new Map(snap.pods.filter(isActive).map((p) => [podKey(p), p]));
+  const preemptors = snap.pods.filter(
+    (p) => scheduled(p) && !p.metadata?.deletionTimestamp && p.spec?.preemptionPolicy !== 'Never',
+  );
+  const out: Violation[] = [];
+  for (const victim of existing) {
+    if (live.has(podKey(victim))) continue;
+    const node = victim.spec?.nodeName as string;
+    const priority = victim.spec?.priority ?? 0;
+    const by = preemptors.find(
+      (p) => (p.spec?.nodeName ?? p.status?.nominatedNodeName) === node && (p.spec?.priority ?? 0) > priority,
+    );
+    if (!by)
+      out.push({
+        pod: podKey(victim),
+        node,
+        plugin: 'DefaultPreemption',
+        message: `deleted (priority ${priority}) with no higher-priority preemptor bound or nominated there`,
+      });
+  }
+  return out;
+}

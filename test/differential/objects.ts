@@ -1,0 +1,127 @@
+// Creating and removing a run's storage, priority and disruption objects (isolate-objects.ts builds
+// them), and waiting until the cluster has done its part before any pod is scheduled: pre-bound claims
+// Bound by the PV controller, PodDisruptionBudgets' status computed by the disruption controller.
+import {
+  CoreV1Api,
+  type KubeConfig,
+  PolicyV1Api,
+  SchedulingV1Api,
+  StorageV1Api,
+} from '@kubernetes/client-node';
+import { startTestProvisioner, type TestProvisioner } from '../fixtures/provisioner.js';
+import type { RunObjects } from './isolate-objects.js';
+import { selectorMatches } from './semantics.js';
+
+type Poll = <T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined>) => Promise<T>;
+
+export class RunObjectsLifecycle {
+  private readonly core: CoreV1Api;
+  private readonly storage: StorageV1Api;
+  private readonly scheduling: SchedulingV1Api;
+  private readonly policy: PolicyV1Api;
+  private provisioner: TestProvisioner | undefined;
+
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    private readonly objects: RunObjects,
+    private readonly poll: Poll,
+  ) {
+    this.core = kubeConfig.makeApiClient(CoreV1Api);
+    this.storage = kubeConfig.makeApiClient(StorageV1Api);
+    this.scheduling = kubeConfig.makeApiClient(SchedulingV1Api);
+    this.policy = kubeConfig.makeApiClient(PolicyV1Api);
+  }
+
+  /** Cluster-scoped kinds a pod or a claim refers to: before the nodes' pods and claims exist. */
+  async createClasses(): Promise<void> {
+    for (const body of this.objects.priorityClasses) await this.scheduling.createPriorityClass({ body });
+    for (const body of this.objects.storageClasses) await this.storage.createStorageClass({ body });
+  }
+
+  /** After the nodes: CSINodes, PVs, claims (and the provisioner); waits for pre-bound claims. */
+  async createStorage(mainNamespace: string): Promise<void> {
+    const o = this.objects;
+    for (const body of o.csiNodes) await this.storage.createCSINode({ body });
+    if (o.dynamicProvisioner) {
+      this.provisioner = await startTestProvisioner({
+        kubeConfig: this.kubeConfig,
+        namespace: mainNamespace,
+        provisioner: o.dynamicProvisioner,
+      });
+    }
+    for (const body of o.volumes) await this.core.createPersistentVolume({ body });
+    for (const body of o.claims)
+      await this.core.createNamespacedPersistentVolumeClaim({
+        namespace: body.metadata?.namespace as string,
+        body,
+      });
+    for (const c of o.claims.filter((c) => c.spec?.volumeName)) {
+      const name = c.metadata?.name as string;
+      const namespace = c.metadata?.namespace as string;
+      await this.poll(`claim ${namespace}/${name} Bound`, 60_000, async () => {
+        const got = await this.core.readNamespacedPersistentVolumeClaim({ name, namespace });
+        return got.status?.phase === 'Bound' ? true : undefined;
+      });
+    }
+  }
+
+  async createBudgets(): Promise<void> {
+    for (const body of this.objects.budgets)
+      await this.policy.createNamespacedPodDisruptionBudget({
+        namespace: body.metadata?.namespace as string,
+        body,
+      });
+  }
+
+  /**
+   * Each budget's status counts every running pod it selects: DefaultPreemption reads
+   * status.disruptionsAllowed, which the disruption controller computes after the pods exist.
+   */
+  async waitBudgets(): Promise<void> {
+    for (const b of this.objects.budgets) {
+      const name = b.metadata?.name as string;
+      const namespace = b.metadata?.namespace as string;
+      await this.poll(`PodDisruptionBudget ${namespace}/${name} observed`, 60_000, async () => {
+        const [got, pods] = await Promise.all([
+          this.policy.readNamespacedPodDisruptionBudget({ name, namespace }),
+          this.core.listNamespacedPod({ namespace }),
+        ]);
+        const selected = pods.items.filter(
+          (p) => p.status?.phase === 'Running' && selectorMatches(b.spec?.selector, p.metadata?.labels),
+        ).length;
+        const s = got.status;
+        const observed = (s?.observedGeneration ?? 0) >= (got.metadata?.generation ?? 1);
+        return observed && s?.expectedPods === selected && s?.currentHealthy === selected ? true : undefined;
+      });
+    }
+  }
+
+  /** The provisioner's errors (a run reports them). */
+  get provisionerErrors(): readonly string[] {
+    return this.provisioner?.errors ?? [];
+  }
+
+  /** Best effort: everything this run created outside its namespaces (those go with the namespaces). */
+  async delete(): Promise<void> {
+    await this.provisioner?.stop();
+    const o = this.objects;
+    const names = (list: Array<{ metadata?: { name?: string } }>) =>
+      list.map((x) => x.metadata?.name as string);
+    const quiet = (p: Promise<unknown>) => p.catch(() => undefined);
+    // Dynamically provisioned PVs are named after their claims' UIDs: found by the run's classes.
+    const classes = new Set(names(o.storageClasses));
+    const provisioned = classes.size
+      ? (await this.core.listPersistentVolume()).items
+          .filter((pv) => classes.has(pv.spec?.storageClassName ?? ''))
+          .map((pv) => pv.metadata?.name as string)
+      : [];
+    await Promise.all([
+      ...[...names(o.volumes), ...provisioned].map((name) =>
+        quiet(this.core.deletePersistentVolume({ name })),
+      ),
+      ...names(o.storageClasses).map((name) => quiet(this.storage.deleteStorageClass({ name }))),
+      ...names(o.priorityClasses).map((name) => quiet(this.scheduling.deletePriorityClass({ name }))),
+      ...names(o.csiNodes).map((name) => quiet(this.storage.deleteCSINode({ name }))),
+    ]);
+  }
+}

@@ -1,0 +1,231 @@
+// VolumeBinding, VolumeZone, VolumeRestrictions and NodeVolumeLimits (kube-scheduler v1.36.3,
+// pkg/scheduler/framework/plugins/{volumebinding,volumezone,volumerestrictions,nodevolumelimits}).
+// Static PVs are matched and bound by the scheduler for WaitForFirstConsumer claims (PreBind), the PV
+// controller of kube-controller-manager completes the binding; 'dynamic' classes are served by the run's
+// test provisioner, which creates a PV on the node named by volume.kubernetes.io/selected-node.
+import { claims, existing, node, pod, taint, zonedNodes } from '../build.js';
+import type { Scenario } from '../types.js';
+
+const LOCAL = {
+  name: 'local',
+  provisioner: 'none' as const,
+  volumeBindingMode: 'WaitForFirstConsumer' as const,
+};
+const DRIVER = 'attach.nodeload.test';
+
+export const volumeScenarios: Scenario[] = [
+  {
+    name: 'a WaitForFirstConsumer claim follows the only local PV that fits',
+    area: 'VolumeBinding',
+    description:
+      'A local PV reachable only from n2 and an unbound WaitForFirstConsumer claim: FindPodVolumes finds ' +
+      'a matching PV only for n2; the scheduler binds the claim to it in PreBind and the pod lands on n2.',
+    orderIndependent: true,
+    nodes: [node('n1'), node('n2'), node('n3')],
+    objects: {
+      storageClasses: [LOCAL],
+      persistentVolumes: [{ name: 'pv', storageClass: 'local', nodes: ['n2'] }],
+      persistentVolumeClaims: [{ name: 'data', storageClass: 'local' }],
+    },
+    pods: [pod('app', { spec: claims('data') })],
+    expect: { unschedulable: [], placements: { app: ['n2'] } },
+  },
+  {
+    name: 'two claims racing for two local PVs each get their own',
+    area: 'VolumeBinding',
+    description:
+      'PVs on n1 and n3 fit both claims; the two pods are created at once. The assume cache keeps one PV ' +
+      'from being given to both claims, so each pod lands on the node of a different PV.',
+    orderIndependent: true,
+    nodes: [node('n1'), node('n2'), node('n3')],
+    objects: {
+      storageClasses: [LOCAL],
+      persistentVolumes: [
+        { name: 'pv-1', storageClass: 'local', nodes: ['n1'] },
+        { name: 'pv-3', storageClass: 'local', nodes: ['n3'] },
+      ],
+      persistentVolumeClaims: [
+        { name: 'a', storageClass: 'local' },
+        { name: 'b', storageClass: 'local' },
+      ],
+    },
+    pods: [pod('pa', { spec: claims('a') }), pod('pb', { spec: claims('b') })],
+    expect: { unschedulable: [], placements: { pa: ['n1', 'n3'], pb: ['n1', 'n3'] } },
+  },
+  {
+    name: 'no PV large enough and no provisioner',
+    area: 'VolumeBinding',
+    description:
+      'The only PV holds 1Gi, the claim asks 5Gi, the class has no provisioner: "node(s) didn\'t find ' +
+      'available persistent volumes to bind" on every node.',
+    orderIndependent: true,
+    nodes: [node('n1'), node('n2')],
+    objects: {
+      storageClasses: [LOCAL],
+      persistentVolumes: [{ name: 'small', storageClass: 'local', capacity: '1Gi', nodes: ['n1'] }],
+      persistentVolumeClaims: [{ name: 'data', storageClass: 'local', size: '5Gi' }],
+    },
+    pods: [pod('app', { spec: claims('data') })],
+    expect: { unschedulable: ['app'] },
+  },
+  {
+    name: "the PV's only node is tainted",
+    area: 'VolumeBinding',
+    description:
+      'The local PV lives on n1, which has an untolerated NoSchedule taint; n2 is free but has no volume ' +
+      'for the claim. No node passes both TaintToleration and VolumeBinding.',
+    orderIndependent: true,
+    nodes: [node('n1', { taints: [taint('dedicated', 'NoSchedule', 'db')] }), node('n2')],
+    objects: {
+      storageClasses: [LOCAL],
+      persistentVolumes: [{ name: 'pv', storageClass: 'local', nodes: ['n1'] }],
+      persistentVolumeClaims: [{ name: 'data', storageClass: 'local' }],
+    },
+    pods: [pod('app', { spec: claims('data') })],
+    expect: { unschedulable: ['app'] },
+  },
+  {
+    name: 'an unbound Immediate claim keeps the pod Pending',
+    area: 'VolumeBinding',
+    description:
+      "An Immediate-binding claim with no PV to bind stays Pending; VolumeBinding's PreFilter refuses the " +
+      'pod ("pod has unbound immediate PersistentVolumeClaims") instead of choosing a node.',
+    orderIndependent: true,
+    nodes: [node('n1')],
+    objects: {
+      storageClasses: [{ name: 'now', provisioner: 'none', volumeBindingMode: 'Immediate' }],
+      persistentVolumeClaims: [{ name: 'data', storageClass: 'now' }],
+    },
+    pods: [pod('app', { spec: claims('data') })],
+    expect: { unschedulable: ['app'] },
+  },
+  {
+    name: 'a claim that does not exist',
+    area: 'VolumeBinding',
+    description: 'The pod mounts claim "missing", which does not exist: the pod is not placed.',
+    orderIndependent: true,
+    nodes: [node('n1')],
+    pods: [pod('app', { spec: claims('missing') })],
+    expect: { unschedulable: ['app'] },
+  },
+  {
+    name: "a bound claim keeps its pod in its PV's zone",
+    area: 'VolumeBinding',
+    description:
+      'The claim is pre-bound to a PV whose required node affinity is zone b: for a bound claim ' +
+      "VolumeBinding checks the PV's node affinity, so only zone-b nodes fit.",
+    orderIndependent: true,
+    nodes: zonedNodes('n', 4, ['a', 'b']),
+    objects: {
+      persistentVolumes: [{ name: 'pv', zones: ['b'], claim: 'data' }],
+      persistentVolumeClaims: [{ name: 'data', storageClass: '', volume: 'pv' }],
+    },
+    pods: [pod('app', { spec: claims('data') })],
+    expect: { unschedulable: [], placements: { app: ['n2', 'n4'] } },
+  },
+  {
+    name: "VolumeZone: the PV's zone label",
+    area: 'VolumeZone',
+    description:
+      'A PV with no node affinity but the label topology.kubernetes.io/zone=a (as cloud PVs carry): ' +
+      'VolumeZone keeps the pod on nodes whose zone label matches.',
+    orderIndependent: true,
+    nodes: zonedNodes('n', 4, ['a', 'b']),
+    objects: {
+      persistentVolumes: [{ name: 'pv', labels: { 'topology.kubernetes.io/zone': 'a' }, claim: 'data' }],
+      persistentVolumeClaims: [{ name: 'data', storageClass: '', volume: 'pv' }],
+    },
+    pods: [pod('p1', { spec: claims('data') }), pod('p2', { spec: claims('data') })],
+    expect: { unschedulable: [], placements: { p1: ['n1', 'n3'], p2: ['n1', 'n3'] } },
+  },
+  {
+    name: 'dynamic provisioning on a node the class allows',
+    area: 'VolumeBinding',
+    description:
+      'A WaitForFirstConsumer class with a provisioner and allowedTopologies zone b: only zone-b nodes ' +
+      'can provision; the scheduler sets volume.kubernetes.io/selected-node, the provisioner creates the ' +
+      'PV there, and the pod is bound once the claim is.',
+    orderIndependent: true,
+    nodes: zonedNodes('n', 4, ['a', 'b']),
+    objects: {
+      storageClasses: [
+        {
+          name: 'dyn',
+          provisioner: 'dynamic',
+          volumeBindingMode: 'WaitForFirstConsumer',
+          allowedTopologies: { 'topology.kubernetes.io/zone': ['b'] },
+        },
+      ],
+      persistentVolumeClaims: [{ name: 'data', storageClass: 'dyn' }],
+    },
+    pods: [pod('app', { spec: claims('data') })],
+    expect: { unschedulable: [], placements: { app: ['n2', 'n4'] } },
+  },
+  {
+    name: 'a ReadWriteOncePod claim already in use',
+    area: 'VolumeRestrictions',
+    description:
+      'A running pod uses a ReadWriteOncePod claim; a second pod mounting it is refused on every node ' +
+      '(same priority, so no preemption).',
+    orderIndependent: true,
+    nodes: [node('n1'), node('n2')],
+    objects: {
+      persistentVolumes: [{ name: 'pv', accessModes: ['ReadWriteOncePod'], claim: 'data' }],
+      persistentVolumeClaims: [
+        { name: 'data', storageClass: '', accessModes: ['ReadWriteOncePod'], volume: 'pv' },
+      ],
+    },
+    existingPods: [existing('holder', 'n1', { spec: claims('data') })],
+    pods: [pod('second', { spec: claims('data') })],
+    expect: { unschedulable: ['second'] },
+  },
+  {
+    name: 'a CSI attach limit sends the pod to the other node',
+    area: 'NodeVolumeLimits',
+    description:
+      'CSINode n1 allows 1 volume of the driver and one is in use there; n2 allows 2. A pod with another ' +
+      'volume of the driver fits only n2.',
+    orderIndependent: true,
+    nodes: [node('n1'), node('n2')],
+    objects: {
+      csiNodes: [
+        { node: 'n1', drivers: { [DRIVER]: 1 } },
+        { node: 'n2', drivers: { [DRIVER]: 2 } },
+      ],
+      persistentVolumes: [
+        { name: 'pv-a', csiDriver: DRIVER, claim: 'a' },
+        { name: 'pv-b', csiDriver: DRIVER, claim: 'b' },
+      ],
+      persistentVolumeClaims: [
+        { name: 'a', storageClass: '', volume: 'pv-a' },
+        { name: 'b', storageClass: '', volume: 'pv-b' },
+      ],
+    },
+    existingPods: [existing('holder', 'n1', { spec: claims('a') })],
+    pods: [pod('app', { spec: claims('b') })],
+    expect: { unschedulable: [], placements: { app: ['n2'] } },
+  },
+  {
+    name: 'a CSI attach limit reached everywhere; the same volume again still fits',
+    area: 'NodeVolumeLimits',
+    description:
+      'The only node allows 1 volume of the driver and one is in use: a pod with another volume exceeds ' +
+      'the max volume count, while a pod sharing the volume already attached is not counted twice.',
+    orderIndependent: true,
+    nodes: [node('n1')],
+    objects: {
+      csiNodes: [{ node: 'n1', drivers: { [DRIVER]: 1 } }],
+      persistentVolumes: [
+        { name: 'pv-a', csiDriver: DRIVER, accessModes: ['ReadWriteMany'], claim: 'a' },
+        { name: 'pv-b', csiDriver: DRIVER, claim: 'b' },
+      ],
+      persistentVolumeClaims: [
+        { name: 'a', storageClass: '', accessModes: ['ReadWriteMany'], volume: 'pv-a' },
+        { name: 'b', storageClass: '', volume: 'pv-b' },
+      ],
+    },
+    existingPods: [existing('holder', 'n1', { spec: claims('a') })],
+    pods: [pod('new-volume', { spec: claims('b') }), pod('same-volume', { spec: claims('a') })],
+    expect: { unschedulable: ['new-volume'], placements: { 'same-volume': ['n1'] } },
+  },
+];
