@@ -16,7 +16,7 @@ const RANKS = [
   ['load'],
   ['rules'],
   ['scheduler', 'operator'],
-  ['webhook', 'aggregated'],
+  ['webhook', 'aggregated', 'extender'],
   ['graphql'],
   [''], // composition root: app.ts, components.ts, config.ts, main.ts
 ];

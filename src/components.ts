@@ -5,6 +5,7 @@
 
 import { aggregatedApiComponent } from './aggregated/component.js';
 import type { ComponentFactory } from './app.js';
+import { extenderComponent } from './extender/component.js';
 import { graphqlComponent } from './graphql/component.js';
 import { operatorComponent } from './operator/component.js';
 import type { Operator } from './operator/operator.js';
@@ -29,6 +30,10 @@ export function allComponents(): ComponentFactory[] {
     },
     webhookComponent,
     aggregatedApiComponent,
+    (ctx) => {
+      if (!scheduler) throw new Error('the scheduler must be built before the extender');
+      return extenderComponent(ctx, { scheduler });
+    },
     (ctx) => {
       if (!scheduler) throw new Error('the scheduler must be built before GraphQL');
       return graphqlComponent(ctx, { operator, scheduler });

@@ -55,6 +55,18 @@ export const ConfigSchema = z
     bindQps: z.coerce.number().positive().default(500),
     bindBurst: z.coerce.number().int().positive().default(1000),
     overrideExplicitScheduler: bool.default(false),
+    nativeScheduler: bool
+      .default(true)
+      .describe(
+        "Run nodeload's own scheduling loop; false in extender mode (kube-scheduler places the pods)",
+      ),
+    extenderClientCaFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Serve the kube-scheduler extender verbs on the HTTPS port to clients whose certificate this CA signed',
+      ),
     webhookBodyLimit: z.string().default('8mb'),
   })
   .refine((c) => Boolean(c.tlsCertFile) === Boolean(c.tlsKeyFile), {

@@ -6,6 +6,12 @@
  * a SubjectAccessReview for those attributes. Everything here is pure; security.ts does the I/O.
  */
 import { X509Certificate } from 'node:crypto';
+import {
+  type ChainVerdict,
+  NOT_SIGNED,
+  splitPemBundle,
+  verifyClientCertificate,
+} from '../server/client-cert.js';
 import { ApiError, failureStatus, GROUP } from './api.js';
 
 export const AUTHENTICATION_CONFIGMAP = {
@@ -26,10 +32,6 @@ export interface RequestHeaderConfig {
 }
 
 export class AuthConfigError extends Error {}
-
-export function splitPemBundle(pem: string): string[] {
-  return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
-}
 
 function jsonList(data: Record<string, string>, key: string, fallback: string[]): string[] {
   const raw = data[key];
@@ -72,62 +74,30 @@ export function parseAuthenticationConfigMap(data: Record<string, string> | unde
   };
 }
 
-const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
-const ANY_EKU = '2.5.29.37.0';
-
-function validAt(cert: X509Certificate, now: Date): boolean {
-  return cert.validFromDate <= now && now <= cert.validToDate;
-}
-
-function issuedBy(cert: X509Certificate, issuer: X509Certificate): boolean {
-  try {
-    return cert.checkIssued(issuer) && cert.verify(issuer.publicKey);
-  } catch {
-    return false;
-  }
-}
-
-/** The subject's CN ("CN=front-proxy-client" → "front-proxy-client"). */
-export function commonName(cert: X509Certificate): string {
-  for (const line of cert.subject.split('\n')) {
-    if (line.startsWith('CN=')) return line.slice(3);
-  }
-  return '';
-}
-
-export type ChainVerdict = { ok: true; commonName: string } | { ok: false; reason: string };
+export type { ChainVerdict };
 
 /**
- * Verifies a presented chain (leaf first, then any intermediates the client sent) up to one of the CAs,
- * for client authentication, at `now`; then checks the leaf's CN against allowedNames.
+ * Verifies a presented chain up to one of the requestheader CAs, for client authentication, at `now`
+ * (src/server/client-cert.ts); then checks the leaf's CN against allowedNames.
  */
 export function verifyClientChain(
   chain: readonly X509Certificate[],
   cfg: Pick<RequestHeaderConfig, 'cas' | 'allowedNames'>,
   now: Date,
 ): ChainVerdict {
-  const leaf = chain[0];
-  if (!leaf) return { ok: false, reason: 'no client certificate' };
-  if (!validAt(leaf, now)) return { ok: false, reason: 'client certificate expired or not yet valid' };
-  const eku = leaf.keyUsage ?? [];
-  if (eku.length > 0 && !eku.includes(CLIENT_AUTH) && !eku.includes(ANY_EKU)) {
-    return { ok: false, reason: 'client certificate is not for client authentication' };
+  const verdict = verifyClientCertificate(chain, cfg.cas, now);
+  if (!verdict.ok) {
+    return verdict.reason === NOT_SIGNED
+      ? { ok: false, reason: 'client certificate is not signed by the requestheader CA' }
+      : verdict;
   }
-  const intermediates = chain.slice(1);
-  let current = leaf;
-  for (let depth = 0; depth <= intermediates.length; depth++) {
-    if (cfg.cas.some((ca) => validAt(ca, now) && issuedBy(current, ca))) {
-      const cn = commonName(leaf);
-      if (cfg.allowedNames.length > 0 && !cfg.allowedNames.includes(cn)) {
-        return { ok: false, reason: `client certificate CN "${cn}" is not an allowed front-proxy name` };
-      }
-      return { ok: true, commonName: cn };
-    }
-    const next = intermediates.find((c) => c !== current && c.ca && validAt(c, now) && issuedBy(current, c));
-    if (!next) break;
-    current = next;
+  if (cfg.allowedNames.length > 0 && !cfg.allowedNames.includes(verdict.commonName)) {
+    return {
+      ok: false,
+      reason: `client certificate CN "${verdict.commonName}" is not an allowed front-proxy name`,
+    };
   }
-  return { ok: false, reason: 'client certificate is not signed by the requestheader CA' };
+  return verdict;
 }
 
 export interface UserInfo {

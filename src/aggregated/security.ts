@@ -3,9 +3,8 @@
  * taking the client certificate chain off the TLS socket, and the express middleware that authenticate
  * and authorize every aggregated-API request before a handler runs.
  */
-import { X509Certificate } from 'node:crypto';
-import type { TLSSocket } from 'node:tls';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { peerChain } from '../server/client-cert.js';
 import type { Logger } from '../server/log.js';
 import { internalError, unauthorized } from './api.js';
 import {
@@ -86,23 +85,6 @@ export class RequestHeaderConfigLoader {
   }
 }
 
-/** The chain the client presented, leaf first. */
-export function peerChain(socket: TLSSocket): X509Certificate[] {
-  const out: X509Certificate[] = [];
-  const seen = new Set<string>();
-  let cert = socket.getPeerCertificate(true);
-  while (cert?.raw && !seen.has(cert.fingerprint256)) {
-    seen.add(cert.fingerprint256);
-    out.push(new X509Certificate(cert.raw));
-    cert = cert.issuerCertificate;
-  }
-  return out;
-}
-
-function isTlsSocket(s: unknown): s is TLSSocket {
-  return typeof (s as TLSSocket | undefined)?.getPeerCertificate === 'function';
-}
-
 export function currentUser(res: Response): UserInfo | undefined {
   return res.locals['user'] as UserInfo | undefined;
 }
@@ -132,7 +114,7 @@ export function frontProxyAuthentication(
     const at = now();
     let verdict = verdicts.get(socket);
     if (!verdict || verdict.caPem !== config.caPem || verdict.expires <= at.getTime()) {
-      const chain = isTlsSocket(socket) ? peerChain(socket) : [];
+      const chain = peerChain(socket);
       const result = verifyClientChain(chain, config, at);
       verdict = {
         caPem: config.caPem,

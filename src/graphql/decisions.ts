@@ -31,6 +31,18 @@ export const DecisionResultRef = builder.enumType('DecisionResult', {
   } as const,
 });
 
+export const SchedulingEngineRef = builder.enumType('SchedulingEngine', {
+  description: 'Which front door of nodeload decided.',
+  values: {
+    NATIVE: { value: 'native', description: "nodeload's own scheduler placed the pod." },
+    EXTENDER: {
+      value: 'extender',
+      description:
+        'kube-scheduler placed the pod, calling nodeload as its extender: its own plugins filtered first, the candidates are the nodes it named.',
+    },
+  } as const,
+});
+
 export const CandidateVerdictRef = builder.enumType('CandidateVerdict', {
   values: {
     CHOSEN: { description: 'The node the pod was bound to (or the failed bind targeted).' },
@@ -231,6 +243,7 @@ export const DecisionRef = builder.objectRef<Decision>('SchedulingDecision').imp
     pod: t.exposeString('pod'),
     podUid: t.exposeString('podUid'),
     result: t.field({ type: DecisionResultRef, resolve: (d) => d.result }),
+    engine: t.field({ type: SchedulingEngineRef, resolve: (d) => d.engine ?? 'native' }),
     node: t.string({ nullable: true, resolve: (d) => d.node ?? null }),
     time: t.field({ type: 'DateTime', resolve: (d) => d.time }),
     message: t.exposeString('message', {

@@ -157,6 +157,27 @@ describe('Query.decision', () => {
       extensions: { code: 'NOT_FOUND' },
     });
   });
+
+  it('shows which engine decided: the native loop or kube-scheduler through the extender', async () => {
+    const { yoga, scheduling } = setup();
+    const native = decisionFixture({ namespace: 'shop', pod: 'a', engine: 'native' });
+    const viaExtender = decisionFixture({ namespace: 'shop', pod: 'b', engine: 'extender' });
+    const rebuilt = decisionFixture({ namespace: 'shop', pod: 'c' });
+    for (const d of [native, viaExtender, rebuilt]) scheduling.record(d);
+    const engine = async (id: string) =>
+      (
+        await post<{ decision: { engine: string } }>(
+          yoga,
+          'query($id: ID!) { decision(id: $id) { engine } }',
+          { id },
+        )
+      ).data?.decision.engine;
+    expect([await engine(native.id), await engine(viaExtender.id), await engine(rebuilt.id)]).toEqual([
+      'NATIVE',
+      'EXTENDER',
+      'NATIVE',
+    ]);
+  });
 });
 
 describe('Query.schedulingHistory', () => {

@@ -32,7 +32,8 @@ export type BindOutcome =
 
 /** What the scheduler needs from the API server (tests substitute a fake). */
 export interface SchedulerApi {
-  bind(pod: PodInfo, node: string): Promise<BindOutcome>;
+  /** pods/binding with the pod's UID as precondition (an extender's bind names the pod by these only). */
+  bind(pod: Pick<PodInfo, 'namespace' | 'name' | 'uid'>, node: string): Promise<BindOutcome>;
   /** Sets PodScheduled=False/Unschedulable with the message (asynchronously, best effort). */
   markUnschedulable(pod: PodInfo, message: string): void;
   /** Sets status.nominatedNodeName (preemption made room there; asynchronously, best effort). */
@@ -208,7 +209,7 @@ export class KubeSchedulerApi implements SchedulerApi {
     );
   }
 
-  async bind(pod: PodInfo, node: string): Promise<BindOutcome> {
+  async bind(pod: Pick<PodInfo, 'namespace' | 'name' | 'uid'>, node: string): Promise<BindOutcome> {
     try {
       await this.core.createNamespacedPodBinding({
         name: pod.name,

@@ -39,6 +39,8 @@ export interface SchedulerFlags {
   schedulerConfig?: string | undefined;
   burstMaxPlacements: number;
   burstWindowSeconds: number;
+  /** false: extender mode, the loop never runs (default true). */
+  nativeScheduler?: boolean;
 }
 
 /** The part of the gateway's context the scheduler uses. */
@@ -63,6 +65,7 @@ export function schedulerComponent(
     identity,
     bindQps: config.bindQps,
     bindBurst: config.bindBurst,
+    native: config.nativeScheduler ?? true,
     weights: { cpu: config.scoreCpuWeight, memory: config.scoreMemoryWeight },
     ...(config.schedulerConfig
       ? { profileConfig: loadProfileConfig(config.schedulerConfig, config.schedulerName) }

@@ -1,7 +1,9 @@
 /** One cycle of the default profile (runCycle via decide): how the plugins add up. */
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_LOAD_OPTIONS } from '../load/types.js';
+import { runCycle } from './cycle.js';
 import { primaryReasons } from './framework/verdict.js';
-import { decide, node, pod, rule } from './testing.js';
+import { decide, defaultProfile, loadsFor, NOW, node, pod, rule, snapshotOf } from './testing.js';
 
 const share = (scores: { plugin: string; score: number }[] | undefined, plugin: string) =>
   scores?.find((s) => s.plugin === plugin)?.score;
@@ -80,5 +82,29 @@ describe('runCycle with the default profile', () => {
     expect(primaryReasons(v as NonNullable<typeof v>).map((r) => r.reason)).toEqual([
       'node(s) were unschedulable',
     ]);
+  });
+
+  it('filters and ranks only the nodes named (an extender call), failing names it does not know', () => {
+    const base = decide(pod('p', { cpu: '500m' }), { nodes, pods: bound });
+    const { verdicts, ranked } = runCycle({
+      profile: defaultProfile(),
+      pod: pod('p', { cpu: '500m' }),
+      snapshot: snapshotOf(nodes, bound),
+      rules: [],
+      loads: loadsFor(nodes, bound),
+      loadOptions: DEFAULT_LOAD_OPTIONS,
+      nodeNames: ['c', 'ghost', 'a', 'c'],
+      now: NOW,
+    });
+    expect(verdicts.map((v) => [v.node, v.feasible])).toEqual([
+      ['c', true],
+      ['a', true],
+      ['ghost', false],
+    ]);
+    expect(verdicts[2]?.reasons.map((r) => r.reason)).toEqual(['node(s) had no load figure yet']);
+    // Same order among them as over every node.
+    expect(ranked.map((r) => r.node)).toEqual(
+      base.ranked.map((r) => r.node).filter((n) => n === 'a' || n === 'c'),
+    );
   });
 });

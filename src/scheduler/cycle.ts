@@ -8,9 +8,10 @@ import type { LoadOptions, NodeLoad } from '../load/types.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import type { NominatedPods } from './framework/nominator.js';
 import { type Profile, type RankedNode, runFilters, runScores } from './framework/runtime.js';
-import type { Snapshot } from './framework/snapshot.js';
+import type { NodeSnapshot, Snapshot } from './framework/snapshot.js';
 import type { CycleContext, CycleState } from './framework/types.js';
 import type { NodeVerdict } from './framework/verdict.js';
+import { PLUGIN } from './plugins/names.js';
 
 export interface CycleInput {
   profile: Profile;
@@ -23,6 +24,11 @@ export interface CycleInput {
   namespaces?: ReadonlyMap<string, NamespaceInfo>;
   /** Pods nominated by preemption (the scheduler's nominator); absent: none. */
   nominated?: NominatedPods;
+  /**
+   * Only these nodes, in this order (kube-scheduler's extender call names the nodes its own filters
+   * left); absent: every node of the snapshot.
+   */
+  nodeNames?: readonly string[];
   now: number;
 }
 
@@ -33,9 +39,42 @@ export interface CycleResult {
   ranked: RankedNode[];
 }
 
+/**
+ * A node named by the caller that the snapshot does not hold (the cache has not seen it yet): without
+ * its load no rule can be checked, so it fails as NodeLoadRules fails a node with no load figure.
+ */
+function unknownNode(name: string): NodeVerdict {
+  return {
+    node: name,
+    feasible: false,
+    reasons: [
+      {
+        plugin: PLUGIN.NodeLoadRules,
+        code: 'NoLoad',
+        reason: 'node(s) had no load figure yet',
+        detail: "node not in nodeload's cache yet",
+      },
+    ],
+    rules: [],
+  };
+}
+
+function selectNodes(snapshot: Snapshot, names: readonly string[] | undefined) {
+  if (!names) return { nodes: snapshot.list(), unknown: [] };
+  const nodes: NodeSnapshot[] = [];
+  const unknown: NodeVerdict[] = [];
+  for (const name of new Set(names)) {
+    const n = snapshot.get(name);
+    if (n) nodes.push(n);
+    else unknown.push(unknownNode(name));
+  }
+  return { nodes, unknown };
+}
+
 export function runCycle(input: CycleInput): CycleResult {
   const { snapshot, loads, namespaces } = input;
-  for (const n of snapshot.list()) n.load = loads.get(n.name);
+  const { nodes, unknown } = selectNodes(snapshot, input.nodeNames);
+  for (const n of nodes) n.load = loads.get(n.name);
   const ctx: CycleContext = {
     pod: input.pod,
     snapshot,
@@ -45,7 +84,8 @@ export function runCycle(input: CycleInput): CycleResult {
     namespaceLabels: (ns) => namespaces?.get(ns)?.labels,
     ...(input.nominated ? { nominated: input.nominated } : {}),
   };
-  const { state, verdicts, feasible } = runFilters(input.profile, ctx);
+  const { state, verdicts, feasible } = runFilters(input.profile, ctx, nodes);
   const ranked = runScores(input.profile, state, ctx, feasible);
+  verdicts.push(...unknown);
   return { ctx, state, verdicts, ranked };
 }

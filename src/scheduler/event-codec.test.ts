@@ -80,6 +80,12 @@ describe('decision events', () => {
     expect(notAllowed).toMatchObject({ plugin: 'NodeLoadRules', code: 'RuleNotAllowed', unresolvable: true });
   });
 
+  it('carries the engine of an extender decision through a restart; native is the default', () => {
+    const d: Decision = { ...decide(2, []), engine: 'extender' };
+    expect(decisionFromEvent(asStoredEvent(d))?.engine).toBe('extender');
+    expect(decisionFromEvent(asStoredEvent(decide(2, [])))?.engine).toBeUndefined();
+  });
+
   it('writes Scheduled/Normal and FailedScheduling/Warning like kube-scheduler', () => {
     const ok = decisionEvent(decide(2, []));
     expect(ok).toMatchObject({ reason: 'Scheduled', action: 'Binding', type: 'Normal' });

@@ -126,6 +126,8 @@ export function encodeDecision(d: Decision, maxBytes = MAX_DECISION_ANNOTATION_B
     em: round2(d.e2eLatencyMs),
     a: d.attempts,
     ri: d.reportingInstance,
+    // Native is the default: only the extender's decisions carry the engine.
+    en: d.engine === 'extender' ? 'x' : undefined,
     tn: d.totalNodes,
     fn: d.feasibleNodes,
     ru: d.rules.map((r) => [
@@ -298,6 +300,7 @@ export function decisionFromEvent(ev: Json): Decision | undefined {
     reportingInstance: str(c?.ri) || str(ev?.reportingInstance),
     rebuilt: true,
   };
+  if (c?.en === 'x') d.engine = 'extender';
   const node = str(c?.n) || assigned;
   if (node) d.node = node;
   if (typeof c?.om === 'number') d.candidatesOmitted = c.om;

@@ -8,6 +8,12 @@ import { type NodeVerdict, primaryReasons, type ScoreContribution } from './fram
 
 export type DecisionResult = 'scheduled' | 'unschedulable' | 'error';
 
+/**
+ * Who decided: nodeload's own loop, or kube-scheduler calling nodeload as its extender (kube-scheduler's
+ * plugins filtered first; the candidates are the nodes it named).
+ */
+export type DecisionEngine = 'native' | 'extender';
+
 /** A node as the decision saw it: the filter verdict, plus the score when it was feasible. */
 export interface Candidate extends NodeVerdict {
   /** Σ weight × normalized score over the profile's Score plugins. */
@@ -71,6 +77,8 @@ export interface Decision {
   preemption?: DecisionPreemption;
   /** Which gateway instance decided (the Event's reportingInstance). */
   reportingInstance: string;
+  /** Absent on decisions rebuilt from Events written before engines existed: native. */
+  engine?: DecisionEngine;
   /** Rebuilt from an Event after a restart: candidates may be a subset (see candidatesOmitted). */
   rebuilt?: boolean;
   candidatesOmitted?: number;

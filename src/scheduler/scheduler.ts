@@ -22,6 +22,7 @@ import {
   scheduledMessage,
   unschedulableMessage,
 } from './explain.js';
+import { ExtenderEngine } from './extender-engine.js';
 import { type Profile, runPostBind, runPreBind, runReserve, runUnreserve } from './framework/runtime.js';
 import { Snapshot } from './framework/snapshot.js';
 import type { CycleContext, CycleState } from './framework/types.js';
@@ -29,7 +30,8 @@ import { DecisionHistory } from './history.js';
 import { createSchedulerMetrics, type SchedulerMetrics } from './metrics.js';
 import { PlacementLog } from './placement-log.js';
 import { Preemption } from './preemption.js';
-import { buildProfile } from './profile/build.js';
+import { buildProfile, extenderProfileConfig } from './profile/build.js';
+import type { PluginDeps } from './profile/registry.js';
 import { type PendingPod, type QueuedPod, SchedulingQueue } from './queue.js';
 import { acquireToken, TokenBucket } from './ratelimit.js';
 import { loadDropped, nodeChangeMatters, podSpecChanged, ruleChangeMatters } from './requeue.js';
@@ -69,6 +71,8 @@ interface Cycle {
 export class Scheduler {
   readonly history: DecisionHistory;
   readonly profile: Profile;
+  /** kube-scheduler's extender calls, decided over this scheduler's state (src/extender serves them). */
+  readonly extender: ExtenderEngine;
   /** Every node with its bound and assumed pods, kept from the cache's events (framework/snapshot.ts). */
   readonly snapshot = new Snapshot();
   private readonly queue: SchedulingQueue;
@@ -110,18 +114,36 @@ export class Scheduler {
     });
     this.placements = new PlacementLog({ now: this.now });
     this.preemption = new Preemption(deps.api, this.opts.schedulerName);
-    this.profile =
-      deps.profile ??
-      buildProfile(this.opts.schedulerName, this.opts.profileConfig, {
-        placements: this.placements,
-        ...(this.opts.burst ? { burst: this.opts.burst } : {}),
-        ...(this.opts.weights ? { loadWeights: this.opts.weights } : {}),
-        storage: storageViewOf(deps.cache),
-        ...(deps.volumeBinder ? { volumeBinder: deps.volumeBinder } : {}),
-        onVolumeRollbackError: (err) => this.log.warn({ err }, 'rolling back volume binding writes failed'),
-        disruptionBudgets: () => deps.cache.disruptionBudgets.values(),
-      });
+    const pluginDeps: PluginDeps = {
+      placements: this.placements,
+      ...(this.opts.burst ? { burst: this.opts.burst } : {}),
+      ...(this.opts.weights ? { loadWeights: this.opts.weights } : {}),
+      storage: storageViewOf(deps.cache),
+      ...(deps.volumeBinder ? { volumeBinder: deps.volumeBinder } : {}),
+      onVolumeRollbackError: (err) => this.log.warn({ err }, 'rolling back volume binding writes failed'),
+      disruptionBudgets: () => deps.cache.disruptionBudgets.values(),
+    };
+    this.profile = deps.profile ?? buildProfile(this.opts.schedulerName, this.opts.profileConfig, pluginDeps);
     this.bindBucket = new TokenBucket({ qps: this.opts.bindQps, burst: this.opts.bindBurst, now: this.now });
+    this.extender = new ExtenderEngine({
+      profile: buildProfile(
+        this.opts.schedulerName,
+        extenderProfileConfig(this.opts.profileConfig),
+        pluginDeps,
+      ),
+      snapshot: this.snapshot,
+      cache: deps.cache,
+      loads: deps.loads,
+      api: deps.api,
+      bindBucket: this.bindBucket,
+      rules: () => this.rules(),
+      assume: (pod, node, rules) => this.assume(pod, node, rules),
+      unassume: (key) => this.unassume(key),
+      isAssumed: (key) => this.snapshot.isAssumed(key) || deps.loads.isAssumed(key),
+      publish: (d) => this.publish(d),
+      instance: this.instance(),
+      now: this.now,
+    });
     this.decisions = new EventBus({
       onListenerError: (err) => this.log.error({ err }, 'decision subscriber failed'),
     });
@@ -260,7 +282,8 @@ export class Scheduler {
   // ---- leadership ----
 
   private becomeLeader(): void {
-    if (this.leading || !this.running) return;
+    // Extender mode: kube-scheduler places the pods of this schedulerName; the loop would race it.
+    if (this.leading || !this.running || this.opts.native === false) return;
     this.leading = true;
     const generation = ++this.generation;
     this.abort = new AbortController();
@@ -397,6 +420,7 @@ export class Scheduler {
       feasibleNodes: ranked.length,
       candidates: buildCandidates(verdicts, ranked),
       reportingInstance: this.instance(),
+      engine: 'native',
     };
     // A nominated pod goes to its nominated node when that fits (upstream's evaluateNominatedNode).
     const nominated = this.preemption.nominatedNode(pod);
@@ -562,7 +586,6 @@ export class Scheduler {
     count = true,
   ): Decision {
     const end = this.now();
-    this.lastDecisionAt = end;
     const started = Date.parse(base.time);
     const d: Decision = {
       ...base,
@@ -572,9 +595,15 @@ export class Scheduler {
       e2eLatencyMs: end - entry.firstSeen,
     };
     if (count) this.metrics.attempt(result, d.latencyMs / 1000);
+    this.publish(d);
+    return d;
+  }
+
+  /** Into the history and to every subscriber, whichever engine decided. */
+  private publish(d: Decision): void {
+    this.lastDecisionAt = this.now();
     this.history.add(d);
     this.decisions.emit('decision', d);
-    return d;
   }
 
   private failedEventDue(key: string, message: string): boolean {

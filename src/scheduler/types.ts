@@ -31,6 +31,11 @@ export interface SchedulerOptions {
   /** Binds issued or waiting for a token at once; the loop pauses beyond it. */
   maxBindsInFlight?: number;
   weights?: ScoreWeights;
+  /**
+   * false: never run the loop (extender mode — kube-scheduler places the pods of `schedulerName` and
+   * calls nodeload as its extender). Default true.
+   */
+  native?: boolean;
   /** The profile from a KubeSchedulerConfiguration file (--scheduler-config); default profile when absent. */
   profileConfig?: ProfileConfig;
   /** Cluster-wide cap on placements per node per window (rules may add their own). */

@@ -8,6 +8,7 @@ export type Component =
   | 'scheduler'
   | 'webhook'
   | 'aggregated-api'
+  | 'extender'
   | 'graphql'
   | 'leader';
 

@@ -114,6 +114,12 @@ function FeedRow(props: { decision: DecisionSummary; open: boolean; now: number 
               → <strong>{d.node}</strong>
             </>
           ) : null}
+          {d.engine === 'EXTENDER' ? (
+            <span class="dim" title="kube-scheduler decided, calling nodeload as its extender">
+              {' '}
+              via kube-scheduler
+            </span>
+          ) : null}
         </span>
         <span class="num dim" title="feasible / total nodes">
           {d.feasibleNodes}/{d.totalNodes}

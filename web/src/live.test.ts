@@ -9,6 +9,7 @@ function decision(id: string, time: string): DecisionSummary {
     namespace: 'ns',
     pod: id,
     result: 'SCHEDULED',
+    engine: 'NATIVE',
     node: 'a',
     message: '',
     attempts: 1,

@@ -81,7 +81,7 @@ export const PENDING = graphql(`
 /** @public Registered with codegen; operations spread it by name. */
 export const DECISION_SUMMARY = graphql(`
   fragment DecisionSummary on SchedulingDecision {
-    id time namespace pod result node message attempts totalNodes feasibleNodes
+    id time namespace pod result engine node message attempts totalNodes feasibleNodes
     algorithmMs latencyMs e2eLatencyMs rebuilt
   }
 `);

@@ -55,7 +55,7 @@ export interface RankedNode {
 
 export interface FilterOutcome {
   state: CycleState;
-  /** One per node of the snapshot, in snapshot order. */
+  /** One per node filtered, in their order. */
   verdicts: NodeVerdict[];
   feasible: NodeSnapshot[];
 }
@@ -147,11 +147,16 @@ function filterWithNominated(
   return withThem.feasible ? runFilterPlugins(profile, pre, ctx, node) : withThem;
 }
 
-export function runFilters(profile: Profile, ctx: CycleContext): FilterOutcome {
+/** PreFilter once, then Filter on `nodes` (default: every node of the snapshot; an extender names fewer). */
+export function runFilters(
+  profile: Profile,
+  ctx: CycleContext,
+  nodes: readonly NodeSnapshot[] = ctx.snapshot.list(),
+): FilterOutcome {
   const pre = runPreFilter(profile, ctx);
   const verdicts: NodeVerdict[] = [];
   const feasible: NodeSnapshot[] = [];
-  for (const node of ctx.snapshot.list()) {
+  for (const node of nodes) {
     const verdict = filterWithNominated(profile, pre, ctx, node);
     if (verdict.feasible) feasible.push(node);
     verdicts.push(verdict);

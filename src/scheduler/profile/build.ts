@@ -5,6 +5,7 @@
  */
 import type { Profile } from '../framework/runtime.js';
 import type { AnyPlugin } from '../framework/types.js';
+import { PLUGIN } from '../plugins/names.js';
 import type { ExtensionPoint, PluginSet, ProfileConfig } from './config.js';
 import { DEFAULT_PLUGINS, PLUGIN_FACTORIES, type PluginDeps } from './registry.js';
 
@@ -98,5 +99,21 @@ export function buildProfile(
     permit: plugins('permit'),
     preBind: plugins('preBind'),
     postBind: plugins('postBind'),
+  };
+}
+
+/** nodeload's own plugins: what the extender runs after kube-scheduler has run upstream's. */
+const EXTENDER_PLUGINS: readonly string[] = [PLUGIN.NodeLoadRules, PLUGIN.BurstGuard, PLUGIN.LoadAware];
+
+/**
+ * The profile the extender front door runs: NodeLoadRules and BurstGuard (Filter) and LoadAware
+ * (Score) only, with their args from the gateway's profile (LoadAware's weights) if it gives any.
+ */
+export function extenderProfileConfig(config: ProfileConfig | undefined): ProfileConfig {
+  return {
+    plugins: {
+      multiPoint: { disabled: [{ name: '*' }], enabled: EXTENDER_PLUGINS.map((name) => ({ name })) },
+    },
+    pluginConfig: (config?.pluginConfig ?? []).filter((c) => EXTENDER_PLUGINS.includes(c.name)),
   };
 }

@@ -86,6 +86,13 @@ export type RuleSpecInput = {
   podSelector?: LabelSelectorInput | null | undefined;
 };
 
+/** Which front door of nodeload decided. */
+export type SchedulingEngine =
+  /** kube-scheduler placed the pod, calling nodeload as its extender: its own plugins filtered first, the candidates are the nodes it named. */
+  | 'EXTENDER'
+  /** nodeload's own scheduler placed the pod. */
+  | 'NATIVE';
+
 export type SchedulingQueue =
   /** Waiting for its turn. */
   | 'ACTIVE'
@@ -120,26 +127,26 @@ export type DashboardPendingQueryVariables = Exact<{ [key: string]: never; }>;
 
 export type DashboardPendingQuery = { pendingPods: Array<{ namespace: string, name: string, queue: SchedulingQueue, reason: string | null, since: string, attempts: number }>, schedulerStatus: { schedulerName: string, identity: string, leader: boolean, running: boolean, cacheSynced: boolean, startedAt: string | null, bound: number, unschedulable: number, failed: number, conflicts: number, bindsInFlight: number, historySize: number, queues: { active: number, backoff: number, unschedulable: number, inFlight: number } } };
 
-export type DecisionSummaryFragment = { id: string, time: string, namespace: string, pod: string, result: DecisionResult, node: string | null, message: string, attempts: number, totalNodes: number, feasibleNodes: number, algorithmMs: number, latencyMs: number, e2eLatencyMs: number, rebuilt: boolean };
+export type DecisionSummaryFragment = { id: string, time: string, namespace: string, pod: string, result: DecisionResult, engine: SchedulingEngine, node: string | null, message: string, attempts: number, totalNodes: number, feasibleNodes: number, algorithmMs: number, latencyMs: number, e2eLatencyMs: number, rebuilt: boolean };
 
 export type DashboardHistoryQueryVariables = Exact<{
   first: number;
 }>;
 
 
-export type DashboardHistoryQuery = { schedulingHistory: { items: Array<{ id: string, time: string, namespace: string, pod: string, result: DecisionResult, node: string | null, message: string, attempts: number, totalNodes: number, feasibleNodes: number, algorithmMs: number, latencyMs: number, e2eLatencyMs: number, rebuilt: boolean }> } };
+export type DashboardHistoryQuery = { schedulingHistory: { items: Array<{ id: string, time: string, namespace: string, pod: string, result: DecisionResult, engine: SchedulingEngine, node: string | null, message: string, attempts: number, totalNodes: number, feasibleNodes: number, algorithmMs: number, latencyMs: number, e2eLatencyMs: number, rebuilt: boolean }> } };
 
 export type DashboardDecisionsSubscriptionVariables = Exact<{ [key: string]: never; }>;
 
 
-export type DashboardDecisionsSubscription = { schedulingEvents: { id: string, time: string, namespace: string, pod: string, result: DecisionResult, node: string | null, message: string, attempts: number, totalNodes: number, feasibleNodes: number, algorithmMs: number, latencyMs: number, e2eLatencyMs: number, rebuilt: boolean } };
+export type DashboardDecisionsSubscription = { schedulingEvents: { id: string, time: string, namespace: string, pod: string, result: DecisionResult, engine: SchedulingEngine, node: string | null, message: string, attempts: number, totalNodes: number, feasibleNodes: number, algorithmMs: number, latencyMs: number, e2eLatencyMs: number, rebuilt: boolean } };
 
 export type DashboardDecisionQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type DashboardDecisionQuery = { decision: { reportingInstance: string, candidatesOmitted: number, id: string, time: string, namespace: string, pod: string, result: DecisionResult, node: string | null, message: string, attempts: number, totalNodes: number, feasibleNodes: number, algorithmMs: number, latencyMs: number, e2eLatencyMs: number, rebuilt: boolean, rules: Array<{ namespace: string, name: string, maxCPU: number, maxMemory: number, burst: { maxPlacements: number, windowSeconds: number } | null }>, candidates: Array<{ node: string, verdict: CandidateVerdict, feasible: boolean, score: number | null, rank: number | null, scores: Array<{ plugin: string, weight: number, score: number }>, reasons: Array<{ plugin: string, code: string, reason: string, detail: string, rule: string | null, unresolvable: boolean }>, load: { source: LoadSource, cpuPercent: number, memoryPercent: number, cpuPercentAfter: number, memoryPercentAfter: number, estimatedCpuMilli: number, estimatedMemoryBytes: number, estimatedPods: number, requestedCpuMilli: number, requestedMemoryBytes: number, allocatableCpuMilli: number, allocatableMemoryBytes: number, podCount: number, allocatablePods: number, stale: boolean, unavailable: boolean } | null, rules: Array<{ namespace: string, rule: string, allowed: boolean, bypassed: boolean, maxCPU: number, maxMemory: number, cpuMargin: number, memoryMargin: number, burst: { placements: number, maxPlacements: number, windowSeconds: number } | null }>, burst: { placements: number, maxPlacements: number, windowSeconds: number } | null }> } };
+export type DashboardDecisionQuery = { decision: { reportingInstance: string, candidatesOmitted: number, id: string, time: string, namespace: string, pod: string, result: DecisionResult, engine: SchedulingEngine, node: string | null, message: string, attempts: number, totalNodes: number, feasibleNodes: number, algorithmMs: number, latencyMs: number, e2eLatencyMs: number, rebuilt: boolean, rules: Array<{ namespace: string, name: string, maxCPU: number, maxMemory: number, burst: { maxPlacements: number, windowSeconds: number } | null }>, candidates: Array<{ node: string, verdict: CandidateVerdict, feasible: boolean, score: number | null, rank: number | null, scores: Array<{ plugin: string, weight: number, score: number }>, reasons: Array<{ plugin: string, code: string, reason: string, detail: string, rule: string | null, unresolvable: boolean }>, load: { source: LoadSource, cpuPercent: number, memoryPercent: number, cpuPercentAfter: number, memoryPercentAfter: number, estimatedCpuMilli: number, estimatedMemoryBytes: number, estimatedPods: number, requestedCpuMilli: number, requestedMemoryBytes: number, allocatableCpuMilli: number, allocatableMemoryBytes: number, podCount: number, allocatablePods: number, stale: boolean, unavailable: boolean } | null, rules: Array<{ namespace: string, rule: string, allowed: boolean, bypassed: boolean, maxCPU: number, maxMemory: number, cpuMargin: number, memoryMargin: number, burst: { placements: number, maxPlacements: number, windowSeconds: number } | null }>, burst: { placements: number, maxPlacements: number, windowSeconds: number } | null }> } };
 
 export type DashboardSimulateQueryVariables = Exact<{
   namespace: string;
@@ -208,6 +215,7 @@ export const DecisionSummaryFragmentDoc = new TypedDocumentString(`
   namespace
   pod
   result
+  engine
   node
   message
   attempts
@@ -390,6 +398,7 @@ export const DashboardHistoryDocument = new TypedDocumentString(`
   namespace
   pod
   result
+  engine
   node
   message
   attempts
@@ -412,6 +421,7 @@ export const DashboardDecisionsDocument = new TypedDocumentString(`
   namespace
   pod
   result
+  engine
   node
   message
   attempts
@@ -504,6 +514,7 @@ export const DashboardDecisionDocument = new TypedDocumentString(`
   namespace
   pod
   result
+  engine
   node
   message
   attempts

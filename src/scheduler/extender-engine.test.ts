@@ -1,0 +1,212 @@
+/** The extender front door: the loop's cycle over the nodes kube-scheduler names, binds that assume. */
+import { describe, expect, it } from 'vitest';
+import { type PodInfo, podKey } from '../cluster/model.js';
+import { DEFAULT_LOAD_OPTIONS } from '../load/types.js';
+import type { NodeLoadRule } from '../rules/types.js';
+import type { BindOutcome } from './binder.js';
+import type { Decision } from './explain.js';
+import { ExtenderEngine } from './extender-engine.js';
+import { PlacementLog } from './placement-log.js';
+import { buildProfile, extenderProfileConfig } from './profile/build.js';
+import { TokenBucket } from './ratelimit.js';
+import { decide, loadsFor, NOW, node, pod, rule, snapshotOf } from './testing.js';
+
+const NODES = [node('a'), node('b'), node('c'), node('d', { cpu: '8' })];
+const BOUND = [pod('x', { nodeName: 'a', cpu: '2' }), pod('y', { nodeName: 'b', cpu: '1' })];
+const WEB = rule('web', {
+  maxCPU: 70,
+  allowedNodes: ['a', 'b', 'd'],
+  podSelector: { matchLabels: { tier: 'web' } },
+});
+const webPod = (name: string, cpu = '1') => pod(name, { cpu, labels: { tier: 'web' } });
+
+function setup(opts: { rules?: NodeLoadRule[]; bind?: (pod: { name: string }) => BindOutcome } = {}) {
+  const snapshot = snapshotOf(NODES, BOUND);
+  const placements = new PlacementLog({ now: () => NOW });
+  const published: Decision[] = [];
+  const events: Decision[] = [];
+  const assumed = new Map<string, string>();
+  const binds: string[] = [];
+  const pods = new Map<string, PodInfo>();
+  const engine = new ExtenderEngine({
+    profile: buildProfile('nodeload-scheduler', extenderProfileConfig(undefined), { placements }),
+    snapshot,
+    cache: { pods, namespaces: new Map() },
+    loads: { all: () => loadsFor(NODES, BOUND), options: DEFAULT_LOAD_OPTIONS },
+    api: {
+      bind: async (p, n) => {
+        binds.push(`${p.name}->${n}`);
+        return opts.bind?.(p) ?? { kind: 'bound' };
+      },
+      recordDecision: (d) => events.push(d),
+    },
+    bindBucket: new TokenBucket({ qps: 100, burst: 100 }),
+    rules: () => opts.rules ?? [WEB],
+    assume: (p, n) => {
+      assumed.set(podKey(p), n);
+      snapshot.assume(p, n);
+    },
+    unassume: (key) => {
+      assumed.delete(key);
+      snapshot.forget(key);
+    },
+    isAssumed: (key) => assumed.has(key),
+    publish: (d) => published.push(d),
+    instance: 'nodeload-scheduler-gw',
+    now: () => NOW,
+  });
+  return { engine, published, events, assumed, binds, pods };
+}
+
+describe('ExtenderEngine.filter', () => {
+  it('lets a pod outside every rule through without a cycle or a record', () => {
+    const { engine, published } = setup();
+    expect(engine.filter(pod('plain', { cpu: '1' }), ['a', 'c'])).toEqual({ kind: 'pass-through' });
+    expect(engine.prioritize(pod('plain', { cpu: '1' }), ['a', 'c'])).toEqual({ kind: 'pass-through' });
+    expect(published).toEqual([]);
+    expect(engine.trackedAttempts).toBe(0);
+  });
+
+  it.each([
+    // node, feasible, first reason (the standalone scheduler's words)
+    ['a', false, 'node(s) exceed rule web cpu 70%'], // 2 + 1 of 4 cores = 75 %
+    ['b', true, undefined], // 1 + 1 of 4 = 50 %
+    ['c', false, 'node(s) not allowed by rule web'],
+    ['d', true, undefined],
+    ['ghost', false, 'node(s) had no load figure yet'],
+  ])('judges node %s only as nodeload’s own plugins do', (name, feasible, reason) => {
+    const { engine } = setup();
+    const out = engine.filter(webPod('p'), ['a', 'b', 'c', 'd', 'ghost']);
+    if (out.kind !== 'decided') throw new Error('expected a cycle');
+    const v = out.verdicts.find((x) => x.node === name);
+    expect(v?.feasible).toBe(feasible);
+    expect(v?.reasons[0]?.reason).toBe(reason);
+  });
+
+  it('uses the same words as the standalone scheduler for the same node', () => {
+    const { engine } = setup();
+    const out = engine.filter(webPod('p'), ['a', 'c']);
+    const native = decide(webPod('p'), { nodes: NODES, pods: BOUND, rules: [WEB] }).verdicts;
+    if (out.kind !== 'decided') throw new Error('expected a cycle');
+    for (const v of out.verdicts) {
+      const n = native.find((x) => x.node === v.node);
+      expect(v.reasons).toEqual(n?.reasons.filter((r) => r.plugin === 'NodeLoadRules'));
+    }
+  });
+
+  it('judges only the nodes named, and records an attempt no node survives', () => {
+    const { engine, published } = setup();
+    const out = engine.filter(webPod('p'), ['a', 'c']);
+    expect(out.kind === 'decided' && out.verdicts.map((v) => v.node)).toEqual(['a', 'c']);
+    expect(published).toHaveLength(1);
+    expect(published[0]).toMatchObject({
+      result: 'unschedulable',
+      engine: 'extender',
+      totalNodes: 2,
+      feasibleNodes: 0,
+      message:
+        '0/2 nodes are available: 1 node(s) exceed rule web cpu 70%, 1 node(s) not allowed by rule web.',
+    });
+  });
+});
+
+describe('ExtenderEngine.prioritize', () => {
+  it('scores 0–100, least loaded after placement first, 0 for a node that does not fit', () => {
+    const { engine } = setup();
+    const out = engine.prioritize(webPod('p'), ['a', 'b', 'd']);
+    if (out.kind !== 'decided') throw new Error('expected a cycle');
+    const score = Object.fromEntries(out.scores.map((s) => [s.node, s.score]));
+    expect(score['a']).toBe(0);
+    expect(score['d']).toBeGreaterThan(score['b'] as number);
+    for (const s of out.scores) expect(s.score).toBeGreaterThanOrEqual(0);
+    for (const s of out.scores) expect(s.score).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('ExtenderEngine.bind', () => {
+  it('assumes, binds and records the decision like a native one, marked extender', async () => {
+    const { engine, published, events, assumed, binds, pods } = setup();
+    const p = webPod('p');
+    pods.set(podKey(p), p);
+    engine.filter(p, ['a', 'b', 'd']);
+    engine.prioritize(p, ['b', 'd']);
+    expect(await engine.bind({ namespace: 'default', name: 'p', uid: p.uid }, 'b')).toBeUndefined();
+    expect(binds).toEqual(['p->b']);
+    expect(assumed.get('default/p')).toBe('b');
+    expect(events).toHaveLength(1);
+    const d = published.at(-1);
+    expect(d).toMatchObject({
+      result: 'scheduled',
+      node: 'b',
+      engine: 'extender',
+      attempts: 1,
+      totalNodes: 3,
+      feasibleNodes: 2,
+      message: 'Successfully assigned default/p to b',
+      rules: [{ name: 'web', maxCPU: 70 }],
+    });
+    expect(d?.candidates.map((c) => [c.node, c.rank])).toEqual([
+      ['d', 1],
+      ['b', 2],
+      ['a', undefined],
+    ]);
+    expect(engine.trackedAttempts).toBe(0);
+  });
+
+  it('counts kube-scheduler’s retries as attempts of one pod', async () => {
+    const { engine, published, pods } = setup();
+    const p = webPod('p');
+    pods.set(podKey(p), p);
+    engine.filter(p, ['c']);
+    engine.filter(p, ['b']);
+    await engine.bind({ namespace: 'default', name: 'p', uid: p.uid }, 'b');
+    expect(published.map((d) => [d.result, d.attempts])).toEqual([
+      ['unschedulable', 1],
+      ['scheduled', 2],
+    ]);
+  });
+
+  it.each<[string, BindOutcome, boolean]>([
+    [
+      'a refused bind takes the assumption back',
+      { kind: 'failed', message: 'forbidden', status: 403 },
+      false,
+    ],
+    ['a bind of unknown outcome keeps it', { kind: 'failed', message: 'timeout' }, true],
+    ['a pod bound by someone else', { kind: 'already-bound', message: 'already assigned' }, false],
+  ])('%s', async (_name, outcome, stillAssumed) => {
+    const { engine, assumed, pods } = setup({ bind: () => outcome });
+    const p = webPod('p');
+    pods.set(podKey(p), p);
+    engine.filter(p, ['b']);
+    const err = await engine.bind({ namespace: 'default', name: 'p', uid: p.uid }, 'b');
+    expect(err).toBe(`Binding rejected: ${outcome.kind === 'bound' ? '' : outcome.message}`);
+    expect(assumed.has('default/p')).toBe(stillAssumed);
+  });
+
+  it('refuses a replaced pod and a bound one without calling the API', async () => {
+    const { engine, binds, pods } = setup();
+    pods.set('default/p', webPod('p'));
+    pods.set('default/q', pod('q', { nodeName: 'a', labels: { tier: 'web' } }));
+    expect(await engine.bind({ namespace: 'default', name: 'p', uid: 'other' }, 'b')).toMatch(/replaced/);
+    expect(await engine.bind({ namespace: 'default', name: 'q', uid: 'uid-q' }, 'b')).toBe(
+      'pod default/q is already bound to a',
+    );
+    expect(binds).toEqual([]);
+  });
+
+  it('binds a pod outside every rule, assumed (its load counts for everyone) but not recorded', async () => {
+    const { engine, published, assumed, pods } = setup();
+    pods.set('default/plain', pod('plain', { cpu: '1' }));
+    expect(await engine.bind({ namespace: 'default', name: 'plain', uid: 'uid-plain' }, 'c')).toBeUndefined();
+    expect(assumed.get('default/plain')).toBe('c');
+    expect(published).toEqual([]);
+  });
+
+  it('binds a pod it has never seen by name and UID', async () => {
+    const { engine, binds, assumed } = setup();
+    expect(await engine.bind({ namespace: 'default', name: 'new', uid: 'u1' }, 'c')).toBeUndefined();
+    expect(binds).toEqual(['new->c']);
+    expect(assumed.size).toBe(0);
+  });
+});

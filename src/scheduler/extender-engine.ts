@@ -1,0 +1,287 @@
+/**
+ * The scheduler's second front door: kube-scheduler's extender calls (src/extender speaks their wire
+ * format) decided by the loop's own cycle (runCycle) over the same snapshot, loads, rules and placement
+ * log, with nodeload's own plugins only — kube-scheduler has run upstream's before it asks. A bind
+ * assumes the pod exactly as the loop does (snapshot, load tracker, burst log), so in-flight estimates
+ * stay exact whichever engine placed a pod, and its decision goes to the same history and subscribers,
+ * marked engine 'extender'.
+ *
+ * kube-scheduler calls filter, then prioritize, then bind for one attempt, naming the pod only by
+ * name and UID at bind: the attempt's verdicts are kept per pod (bounded) until then, so the decision
+ * carries the same explanation a native one does.
+ */
+import { randomUUID } from 'node:crypto';
+import { type PodInfo, podKey } from '../cluster/model.js';
+import { rulesForPod } from '../rules/rule.js';
+import type { NodeLoadRule } from '../rules/types.js';
+import type { SchedulerApi } from './binder.js';
+import { runCycle } from './cycle.js';
+import {
+  buildCandidates,
+  type Decision,
+  type DecisionResult,
+  decisionRules,
+  scheduledMessage,
+  unschedulableMessage,
+} from './explain.js';
+import type { Profile, RankedNode } from './framework/runtime.js';
+import type { Snapshot } from './framework/snapshot.js';
+import type { NodeVerdict } from './framework/verdict.js';
+import { acquireToken, type TokenBucket } from './ratelimit.js';
+import type { SchedulerDeps } from './types.js';
+
+/** A pod as kube-scheduler's binding names it. */
+export interface PodRef {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export type ExtenderFilterOutcome =
+  /** No rule covers the pod: every node passes, nothing is recorded. */
+  | { kind: 'pass-through' }
+  /** One verdict per node named (unknown nodes included), in the order given. */
+  | { kind: 'decided'; verdicts: NodeVerdict[] };
+
+export type ExtenderScoresOutcome =
+  | { kind: 'pass-through' }
+  /** Per node named: the profile's weighted mean score, 0–100 (0 for a node that no longer fits). */
+  | { kind: 'decided'; scores: { node: string; score: number }[] };
+
+export interface ExtenderEngineDeps {
+  profile: Profile;
+  snapshot: Snapshot;
+  cache: Pick<SchedulerDeps['cache'], 'pods' | 'namespaces'>;
+  loads: Pick<SchedulerDeps['loads'], 'all' | 'options'>;
+  api: Pick<SchedulerApi, 'bind' | 'recordDecision'>;
+  /** The gateway's API rate limiter for binds (the loop's). */
+  bindBucket: TokenBucket;
+  rules(): readonly NodeLoadRule[];
+  /** The loop's assume: snapshot, load tracker and burst log at once. */
+  assume(pod: PodInfo, node: string, rules: readonly NodeLoadRule[]): void;
+  unassume(key: string): void;
+  isAssumed(key: string): boolean;
+  /** Into the history and to every decision subscriber. */
+  publish(decision: Decision): void;
+  /** The decisions' reportingInstance. */
+  instance: string;
+  now(): number;
+  /** Attempts remembered between filter and bind (default 5000; the oldest go first). */
+  maxAttempts?: number;
+  /** How long a bind of unknown outcome (timeout, 5xx) keeps its assumption (default 10 s). */
+  unconfirmedBindMs?: number;
+}
+
+/** One kube-scheduler attempt for a pod covered by a rule, from its filter call to its bind. */
+interface Attempt {
+  pod: PodInfo;
+  rules: NodeLoadRule[];
+  /** The first filter call for this pod: the e2e latency starts here. */
+  firstSeen: number;
+  attempts: number;
+  /** This attempt's filter call. */
+  started: number;
+  algorithmMs: number;
+  verdicts: NodeVerdict[];
+  /** Scores of the feasible nodes (the filter cycle's, or prioritize's over the same nodes). */
+  ranked: RankedNode[];
+}
+
+const DEFAULT_MAX_ATTEMPTS = 5000;
+const DEFAULT_UNCONFIRMED_BIND_MS = 10_000;
+
+function sameNodes(ranked: readonly RankedNode[], feasible: ReadonlySet<string>): boolean {
+  return ranked.length === feasible.size && ranked.every((r) => feasible.has(r.node));
+}
+
+export class ExtenderEngine {
+  /** By pod UID, oldest first. */
+  private readonly attempts = new Map<string, Attempt>();
+  private readonly maxAttempts: number;
+  private readonly scoreWeights: number;
+
+  constructor(private readonly deps: ExtenderEngineDeps) {
+    this.maxAttempts = Math.max(1, deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
+    const total = deps.profile.score.reduce((sum, s) => sum + s.weight, 0);
+    this.scoreWeights = total > 0 ? total : 1;
+  }
+
+  filter(pod: PodInfo, nodeNames: readonly string[]): ExtenderFilterOutcome {
+    const rules = rulesForPod(this.deps.rules(), pod);
+    if (rules.length === 0) return { kind: 'pass-through' };
+    const key = podKey(pod);
+    // kube-scheduler asks again only when its bind failed: an assumption we still hold is stale.
+    if (this.deps.isAssumed(key)) this.deps.unassume(key);
+    const started = this.deps.now();
+    const { verdicts, ranked } = this.cycle(pod, rules, nodeNames, started);
+    const previous = this.attempts.get(pod.uid);
+    const attempt: Attempt = {
+      pod,
+      rules,
+      firstSeen: previous?.firstSeen ?? started,
+      attempts: (previous?.attempts ?? 0) + 1,
+      started,
+      algorithmMs: this.deps.now() - started,
+      verdicts,
+      ranked,
+    };
+    this.remember(pod.uid, attempt);
+    if (ranked.length === 0) {
+      // kube-scheduler reports the FailedScheduling itself (its message counts our reasons with its
+      // own); the history still gets the attempt with every node's numbers.
+      const message = unschedulableMessage(verdicts.length, verdicts);
+      this.deps.publish(this.decision(attempt, pod, 'unschedulable', message));
+    }
+    return { kind: 'decided', verdicts };
+  }
+
+  prioritize(pod: PodInfo, nodeNames: readonly string[]): ExtenderScoresOutcome {
+    const rules = rulesForPod(this.deps.rules(), pod);
+    if (rules.length === 0) return { kind: 'pass-through' };
+    const started = this.deps.now();
+    const { ranked } = this.cycle(pod, rules, nodeNames, started);
+    const attempt = this.attempts.get(pod.uid);
+    if (attempt) {
+      attempt.algorithmMs += this.deps.now() - started;
+      const feasible = new Set(attempt.verdicts.filter((v) => v.feasible).map((v) => v.node));
+      if (sameNodes(ranked, feasible)) attempt.ranked = ranked;
+    }
+    const byNode = new Map(ranked.map((r) => [r.node, r.score / this.scoreWeights]));
+    return {
+      kind: 'decided',
+      scores: nodeNames.map((node) => ({ node, score: byNode.get(node) ?? 0 })),
+    };
+  }
+
+  /**
+   * Binds through pods/binding (with the UID precondition), assuming the pod first; resolves with the
+   * error kube-scheduler should see, or undefined when bound.
+   */
+  async bind(ref: PodRef, node: string, signal?: AbortSignal): Promise<string | undefined> {
+    const key = podKey(ref);
+    const cached = this.deps.cache.pods.get(key);
+    if (cached && ref.uid && cached.uid !== ref.uid) {
+      return `pod ${key} has UID ${cached.uid}, not ${ref.uid}: it was replaced`;
+    }
+    if (cached?.nodeName) return `pod ${key} is already bound to ${cached.nodeName}`;
+    const attempt = this.attempts.get(ref.uid);
+    this.attempts.delete(ref.uid);
+    const pod = cached ?? attempt?.pod;
+    const rules = attempt?.rules ?? (pod ? rulesForPod(this.deps.rules(), pod) : []);
+    try {
+      await acquireToken(this.deps.bindBucket, signal);
+    } catch {
+      return 'binding aborted while waiting for the rate limiter';
+    }
+    // Without the pod's spec (neither cache nor filter has seen it) there is nothing to assume.
+    if (pod) this.deps.assume(pod, node, rules);
+    const outcome = await this.deps.api.bind(pod ?? ref, node);
+    if (outcome.kind === 'bound') {
+      if (rules.length > 0) {
+        const d = this.decision(
+          attempt ?? this.bareAttempt(rules),
+          ref,
+          'scheduled',
+          scheduledMessage(ref.namespace, ref.name, node),
+          node,
+        );
+        this.deps.publish(d);
+        this.deps.api.recordDecision(d);
+      }
+      return undefined;
+    }
+    const unknownOutcome =
+      outcome.kind === 'failed' && (outcome.status === undefined || outcome.status >= 500);
+    if (!pod) {
+      // nothing assumed
+    } else if (unknownOutcome) {
+      // The bind may have committed with its response lost: keep the headroom taken until the watch
+      // shows the pod (which settles the assumption) or the deadline passes.
+      const timer = setTimeout(() => {
+        if (this.deps.isAssumed(key)) this.deps.unassume(key);
+      }, this.deps.unconfirmedBindMs ?? DEFAULT_UNCONFIRMED_BIND_MS);
+      timer.unref();
+    } else {
+      this.deps.unassume(key);
+    }
+    const message = `Binding rejected: ${outcome.message}`;
+    if (rules.length > 0 && outcome.kind === 'failed') {
+      this.deps.publish(this.decision(attempt ?? this.bareAttempt(rules), ref, 'error', message, node));
+    }
+    return message;
+  }
+
+  /** Attempts remembered (for tests and status). */
+  get trackedAttempts(): number {
+    return this.attempts.size;
+  }
+
+  private cycle(pod: PodInfo, rules: readonly NodeLoadRule[], nodeNames: readonly string[], now: number) {
+    const { cache, loads } = this.deps;
+    return runCycle({
+      profile: this.deps.profile,
+      pod,
+      snapshot: this.deps.snapshot,
+      rules,
+      loads: loads.all(),
+      loadOptions: loads.options,
+      namespaces: cache.namespaces,
+      nodeNames,
+      now,
+    });
+  }
+
+  private remember(uid: string, attempt: Attempt): void {
+    this.attempts.delete(uid);
+    this.attempts.set(uid, attempt);
+    for (const oldest of this.attempts.keys()) {
+      if (this.attempts.size <= this.maxAttempts) break;
+      this.attempts.delete(oldest);
+    }
+  }
+
+  /** A bind with no filter call before it (kube-scheduler configured without filterVerb, or we restarted). */
+  private bareAttempt(rules: NodeLoadRule[]): Omit<Attempt, 'pod'> {
+    const now = this.deps.now();
+    return {
+      rules,
+      firstSeen: now,
+      attempts: 1,
+      started: now,
+      algorithmMs: 0,
+      verdicts: [],
+      ranked: [],
+    };
+  }
+
+  private decision(
+    attempt: Omit<Attempt, 'pod'>,
+    pod: PodRef,
+    result: DecisionResult,
+    message: string,
+    node?: string,
+  ): Decision {
+    const end = this.deps.now();
+    return {
+      id: randomUUID(),
+      namespace: pod.namespace,
+      pod: pod.name,
+      podUid: pod.uid,
+      result,
+      ...(node ? { node } : {}),
+      time: new Date(attempt.started).toISOString(),
+      algorithmMs: attempt.algorithmMs,
+      latencyMs: Math.max(attempt.algorithmMs, end - attempt.started),
+      e2eLatencyMs: end - attempt.firstSeen,
+      attempts: attempt.attempts,
+      message,
+      rules: decisionRules(attempt.rules),
+      totalNodes: attempt.verdicts.length,
+      feasibleNodes: attempt.verdicts.filter((v) => v.feasible).length,
+      // The verdicts are this attempt's own: buildCandidates extends them in place, once.
+      candidates: buildCandidates(attempt.verdicts, attempt.ranked),
+      reportingInstance: this.deps.instance,
+      engine: 'extender',
+    };
+  }
+}
