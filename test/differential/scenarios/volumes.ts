@@ -183,8 +183,8 @@ export const volumeScenarios: Scenario[] = [
     name: 'a CSI attach limit sends the pod to the other node',
     area: 'NodeVolumeLimits',
     description:
-      'CSINode n1 allows 1 volume of the driver and one is in use there; n2 allows 2. A pod with another ' +
-      'volume of the driver fits only n2.',
+      'CSINode n1 allows 1 volume of the driver and one is in use there; n2 allows 2 and is busier (so ' +
+      'every score prefers n1). A pod with another volume of the driver fits only n2.',
     orderIndependent: true,
     nodes: [node('n1'), node('n2')],
     objects: {
@@ -201,7 +201,10 @@ export const volumeScenarios: Scenario[] = [
         { name: 'b', storageClass: '', volume: 'pv-b' },
       ],
     },
-    existingPods: [existing('holder', 'n1', { spec: claims('a') })],
+    existingPods: [
+      existing('holder', 'n1', { spec: claims('a') }),
+      existing('busy', 'n2', { requests: { cpu: '2', memory: '4Gi' } }),
+    ],
     pods: [pod('app', { spec: claims('b') })],
     expect: { unschedulable: [], placements: { app: ['n2'] } },
   },
