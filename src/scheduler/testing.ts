@@ -6,6 +6,7 @@ import { toNodeInfo, toPodInfo } from '../cluster/convert.js';
 import type { NodeInfo, PodInfo } from '../cluster/model.js';
 import { computeNodeLoad } from '../load/model.js';
 import { DEFAULT_LOAD_OPTIONS, type LoadOptions, type NodeLoad } from '../load/types.js';
+import { DAEMONSET_ANNOTATION, DAEMONSET_ANNOTATION_VALUE } from '../rules/daemonset.js';
 import { rulesForPod, toRule } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
 
@@ -56,7 +57,10 @@ export interface PodFixture {
   // biome-ignore lint/suspicious/noExplicitAny: raw affinity terms as a user writes them.
   affinityTerms?: any[];
   tolerations?: { key?: string; operator?: string; value?: string; effect?: string }[];
+  /** Created by the DaemonSet controller: its owner reference and the webhook's annotation. */
   daemonSet?: boolean;
+  /** Only names a DaemonSet as its controller, as anyone creating a pod can. */
+  claimsDaemonSet?: boolean;
   uid?: string;
   phase?: string;
 }
@@ -73,7 +77,10 @@ export function pod(name: string, f: PodFixture = {}): PodInfo {
       resourceVersion: '1',
       labels: f.labels ?? {},
       creationTimestamp: '2026-11-29T11:00:00Z',
-      ...(f.daemonSet ? { ownerReferences: [{ kind: 'DaemonSet', name: 'ds', controller: true }] } : {}),
+      ...(f.daemonSet || f.claimsDaemonSet
+        ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'ds', controller: true }] }
+        : {}),
+      ...(f.daemonSet ? { annotations: { [DAEMONSET_ANNOTATION]: DAEMONSET_ANNOTATION_VALUE } } : {}),
     },
     spec: {
       schedulerName: f.schedulerName ?? 'nodeload-scheduler',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeInfo } from '../cluster/model.js';
+import { DAEMONSET_ANNOTATION } from '../rules/daemonset.js';
 import { toRule } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import { type AdmitOptions, admitMutation, admitValidation, type WebhookState } from './admit.js';
@@ -76,6 +77,20 @@ const pinned = (nodeName: string, labels = { app: 'web' }) => ({
   spec: { nodeName },
 });
 
+const DS_CONTROLLER = 'system:serviceaccount:kube-system:daemon-set-controller';
+const DS_OWNER = { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'agent', uid: 'u', controller: true };
+
+/** A covered pod naming a DaemonSet (DS_OWNER unless told) as its controller. */
+const dsPod = (annotations?: Record<string, string>, owner: Record<string, unknown> = DS_OWNER) => ({
+  metadata: {
+    name: 'agent-x',
+    labels: { app: 'web' },
+    ownerReferences: [owner],
+    ...(annotations ? { annotations } : {}),
+  },
+  spec: { containers: [] },
+});
+
 function decodedPatch(r: ReturnType<typeof admitMutation>): unknown[] {
   const patch = r.review.response.patch;
   return patch ? JSON.parse(Buffer.from(patch, 'base64').toString()) : [];
@@ -117,15 +132,10 @@ describe('admitMutation', () => {
     },
     { what: 'pinned pod (validation judges it)', req: request({ object: pinned('n2') }), st: state(RULES) },
     {
-      what: 'DaemonSet pod',
+      what: 'DaemonSet pod the controller already vouched for',
       req: request({
-        object: {
-          metadata: {
-            labels: { app: 'web' },
-            ownerReferences: [{ kind: 'DaemonSet', name: 'd', controller: true }],
-          },
-          spec: {},
-        },
+        userInfo: { username: DS_CONTROLLER },
+        object: dsPod({ [DAEMONSET_ANNOTATION]: 'true' }),
       }),
       st: state(RULES),
     },
@@ -153,6 +163,200 @@ describe('admitMutation', () => {
   it('a pod object that is not a pod → explicit 400 denial with the uid', () => {
     const r = admitMutation(request({ object: { metadata: 'x', spec: {} } }), state(RULES), OPTS);
     expect(r.review.response).toMatchObject({ uid: 'uid-1', allowed: false, status: { code: 400 } });
+  });
+});
+
+describe('admitMutation: DaemonSet pods', () => {
+  const STEERED = ['/spec/schedulerName', '/spec/affinity', '/metadata/annotations'];
+  const CLAIM_WARNING = 'not created by the DaemonSet controller: its NodeLoadRules apply as to any pod';
+  it.each([
+    {
+      name: 'real controller (its ServiceAccount): vouched for, not steered',
+      user: DS_CONTROLLER,
+      object: dsPod(),
+      paths: ['/metadata/annotations'],
+      warnings: undefined,
+    },
+    {
+      name: 'real controller (kube-controller-manager credentials)',
+      user: 'system:kube-controller-manager',
+      object: dsPod(),
+      paths: ['/metadata/annotations'],
+      warnings: undefined,
+    },
+    {
+      name: 'spoofing user: steered like any pod, and told why',
+      user: 'alice',
+      object: dsPod(),
+      paths: STEERED,
+      warnings: [CLAIM_WARNING],
+    },
+    {
+      name: 'no userInfo at all: steered',
+      user: undefined,
+      object: dsPod(),
+      paths: STEERED,
+      warnings: [CLAIM_WARNING],
+    },
+    {
+      name: 'no owner, from the controller user: steered, nothing to vouch for',
+      user: DS_CONTROLLER,
+      object: { metadata: { labels: { app: 'web' } }, spec: {} },
+      paths: STEERED,
+      warnings: undefined,
+    },
+    {
+      name: 'DaemonSet owner that is not the controller: steered',
+      user: DS_CONTROLLER,
+      object: dsPod(undefined, { ...DS_OWNER, controller: false }),
+      paths: STEERED,
+      warnings: undefined,
+    },
+    {
+      name: 'another API group’s DaemonSet (e.g. OpenKruise): steered',
+      user: DS_CONTROLLER,
+      object: dsPod(undefined, { ...DS_OWNER, apiVersion: 'apps.kruise.io/v1alpha1' }),
+      paths: STEERED,
+      warnings: undefined,
+    },
+  ])('$name', ({ user, object, paths, warnings }) => {
+    const r = admitMutation(
+      request({ object, ...(user ? { userInfo: { username: user } } : {}) }),
+      state(RULES),
+      OPTS,
+    );
+    expect(r.result).toBe('patched');
+    expect(decodedPatch(r).map((o) => (o as { path: string }).path)).toEqual(paths);
+    expect(r.review.response.warnings).toEqual(warnings);
+  });
+
+  it('vouching adds only the annotation, next to the pod’s own', () => {
+    const r = admitMutation(
+      request({ userInfo: { username: DS_CONTROLLER }, object: dsPod({ team: 'infra' }) }),
+      state(RULES),
+      OPTS,
+    );
+    expect(decodedPatch(r)).toEqual([
+      { op: 'add', path: '/metadata/annotations/nodeload.example.com~1daemonset-verified', value: 'true' },
+    ]);
+    expect(r.event).toBeUndefined();
+  });
+
+  it('the steering log line names who claimed the DaemonSet owner', () => {
+    const r = admitMutation(
+      request({ userInfo: { username: 'alice' }, object: dsPod() }),
+      state(RULES),
+      OPTS,
+    );
+    expect(r.event).toMatchObject({
+      msg: 'pod steered to its rules',
+      fields: { daemonSetClaimedBy: 'alice' },
+    });
+  });
+});
+
+describe('admitValidation: the DaemonSet annotation is the webhook’s alone', () => {
+  const vouched = { [DAEMONSET_ANNOTATION]: 'true' };
+  const plain = (annotations?: Record<string, string>) => ({
+    metadata: { name: 'web-1', labels: { app: 'web' }, ...(annotations ? { annotations } : {}) },
+    spec: {},
+  });
+  it.each([
+    {
+      name: 'CREATE by the controller, vouched → allowed',
+      user: DS_CONTROLLER,
+      operation: 'CREATE',
+      object: dsPod(vouched),
+      old: undefined,
+      refused: undefined,
+    },
+    {
+      name: 'CREATE by a spoofing user with the annotation → refused',
+      user: 'alice',
+      operation: 'CREATE',
+      object: dsPod(vouched),
+      old: undefined,
+      refused:
+        'is set by nodeload\'s webhook only, on pods the DaemonSet controller creates; user "alice" may not set it',
+    },
+    {
+      name: 'CREATE by the controller user without a DaemonSet owner → refused',
+      user: DS_CONTROLLER,
+      operation: 'CREATE',
+      object: plain(vouched),
+      old: undefined,
+      refused: 'may not set it',
+    },
+    {
+      name: 'CREATE with another value → refused',
+      user: DS_CONTROLLER,
+      operation: 'CREATE',
+      object: dsPod({ [DAEMONSET_ANNOTATION]: 'yes' }),
+      old: undefined,
+      refused: 'may not set it',
+    },
+    {
+      name: 'CREATE by a spoofing user without it → allowed',
+      user: 'alice',
+      operation: 'CREATE',
+      object: dsPod(),
+      old: undefined,
+      refused: undefined,
+    },
+    {
+      name: 'UPDATE adding it → refused',
+      user: 'alice',
+      operation: 'UPDATE',
+      object: dsPod(vouched),
+      old: dsPod(),
+      refused: 'cannot be added or changed after the pod is created (user "alice")',
+    },
+    {
+      name: 'UPDATE adding it, even by the controller → refused',
+      user: DS_CONTROLLER,
+      operation: 'UPDATE',
+      object: dsPod(vouched),
+      old: dsPod(),
+      refused: 'cannot be added or changed',
+    },
+    {
+      name: 'UPDATE changing its value → refused',
+      user: 'alice',
+      operation: 'UPDATE',
+      object: dsPod({ [DAEMONSET_ANNOTATION]: 'x' }),
+      old: dsPod(vouched),
+      refused: 'cannot be added or changed',
+    },
+    {
+      name: 'UPDATE keeping it (a label change) → allowed',
+      user: 'alice',
+      operation: 'UPDATE',
+      object: dsPod({ ...vouched, team: 'a' }),
+      old: dsPod(vouched),
+      refused: undefined,
+    },
+    {
+      name: 'UPDATE removing it → allowed (only loses the exemption)',
+      user: 'alice',
+      operation: 'UPDATE',
+      object: dsPod(),
+      old: dsPod(vouched),
+      refused: undefined,
+    },
+  ] as const)('$name', ({ user, operation, object, old, refused }) => {
+    const r = admitValidation(
+      request({ userInfo: { username: user }, operation, object, ...(old ? { oldObject: old } : {}) }),
+      state(RULES),
+      OPTS,
+    );
+    if (refused === undefined) {
+      expect(r.review.response).toEqual({ uid: 'uid-1', allowed: true });
+      return;
+    }
+    expect(r.review.response).toMatchObject({ allowed: false, status: { code: 403, reason: 'Forbidden' } });
+    expect(r.review.response.status?.message).toContain(`annotation ${DAEMONSET_ANNOTATION} `);
+    expect(r.review.response.status?.message).toContain(refused);
+    expect(r.event).toMatchObject({ msg: 'DaemonSet annotation refused', fields: { user, operation } });
   });
 });
 

@@ -3,16 +3,19 @@
  * client: the cluster state comes in through WebhookState, so these are tested with plain data.
  */
 import type { NodeInfo } from '../cluster/model.js';
+import { DAEMONSET_ANNOTATION, DAEMONSET_ANNOTATION_VALUE } from '../rules/daemonset.js';
 import { rulesForPod, toRule } from '../rules/rule.js';
 import { type NodeLoadRule, RULE_GROUP, RULE_KIND } from '../rules/types.js';
+import { type DaemonSetClaim, daemonSetAnnotationRefusal, daemonSetClaim } from './daemonset.js';
 import { optedOut, unsupportedReasons } from './gate.js';
-import { isDaemonSetPod, type MutationOptions, mutatePod } from './mutate.js';
+import { annotationPatch, type MutationOptions, mutatePod } from './mutate.js';
 import {
   type AdmissionRequest,
   type AdmissionReviewResponse,
   allow,
   deny,
   isPod,
+  type PatchOperation,
   type PodObject,
   parsePod,
   patched,
@@ -89,14 +92,32 @@ function podGate(request: AdmissionRequest, opts: AdmitOptions): PodGate {
   return { pod: parsed.pod, namespace };
 }
 
+function daemonSetPod(uid: string, patch: PatchOperation[]): Admission {
+  return { review: patched(uid, patch), result: patch.length > 0 ? 'patched' : 'allowed' };
+}
+
+function claimWarnings(claim: DaemonSetClaim): string[] {
+  // Warnings beyond ~120 characters may be truncated by clients: keep it short.
+  return claim === 'claimed'
+    ? ['not created by the DaemonSet controller: its NodeLoadRules apply as to any pod']
+    : [];
+}
+
 export function admitMutation(request: AdmissionRequest, state: WebhookState, opts: AdmitOptions): Admission {
   const uid = request.uid;
   if (!isPod(request)) return allowed(allow(uid));
   const gate = podGate(request, opts);
   if ('done' in gate) return gate.done;
   const { pod, namespace } = gate;
-  // A pinned pod skips the scheduler (validation judges it); a DaemonSet pod belongs on its node.
-  if (pod.spec.nodeName || isDaemonSetPod(pod)) return allowed(allow(uid));
+  // A pinned pod skips the scheduler (validation judges it).
+  if (pod.spec.nodeName) return allowed(allow(uid));
+  // The DaemonSet controller's pods belong on their node: not steered, only vouched for, so the
+  // scheduler exempts them from load thresholds if they come to it (src/rules/daemonset.ts). A pod
+  // naming a DaemonSet owner that someone else creates goes on like any pod.
+  const claim = daemonSetClaim(pod, request);
+  if (claim === 'controller') {
+    return daemonSetPod(uid, annotationPatch(pod, { [DAEMONSET_ANNOTATION]: DAEMONSET_ANNOTATION_VALUE }));
+  }
   // Opted out (the webhook configuration's selectors should already have kept the request away).
   if (optedOut(pod.metadata.labels) || optedOut(state.namespaceLabels?.(namespace))) {
     return allowed(allow(uid));
@@ -108,7 +129,7 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
   if (rules.length === 0) return allowed(allow(uid));
   const reasons = unsupportedReasons(request.object);
   const mutation = mutatePod(pod, rules, opts, state.nodes().values(), reasons);
-  const review = patched(uid, mutation.patch, mutation.warnings);
+  const review = patched(uid, mutation.patch, [...mutation.warnings, ...claimWarnings(claim)]);
   const notSteered: NotSteered | undefined =
     reasons.length > 0 && request.dryRun !== true
       ? {
@@ -120,6 +141,8 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
       : undefined;
   const ref = podRef(namespace, pod, request.name);
   const ruleNames = rules.map((r) => r.name);
+  // Who claimed a DaemonSet owner without being its controller: worth finding in the log.
+  const claimedBy = claim === 'claimed' ? { daemonSetClaimedBy: request.userInfo?.username ?? '' } : {};
   if (mutation.patch.length === 0) {
     return { review, result: 'allowed', ...(notSteered ? { notSteered } : {}) };
   }
@@ -134,6 +157,7 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
             rules: ruleNames,
             reasons,
             changes: mutation.changes,
+            ...claimedBy,
             dryRun: request.dryRun === true,
             uid,
           },
@@ -144,6 +168,7 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
             pod: ref,
             rules: ruleNames,
             changes: mutation.changes,
+            ...claimedBy,
             dryRun: request.dryRun === true,
             uid,
           },
@@ -209,12 +234,35 @@ function admitRule(request: AdmissionRequest, state: WebhookState): Admission {
   return allowed(allow(uid, ruleWarnings(rule, others, nodes)));
 }
 
+/** Only the mutating webhook writes DAEMONSET_ANNOTATION (daemonset.ts): refuse it from anyone else. */
+function guardDaemonSetAnnotation(request: AdmissionRequest): Admission | undefined {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return undefined;
+  // A pod that does not parse is refused by the pinned-pod check (CREATE) or cannot carry it (UPDATE).
+  const parsed = parsePod(request.object);
+  if (!parsed.ok) return undefined;
+  const old = request.operation === 'UPDATE' ? parsePod(request.oldObject) : undefined;
+  const why = daemonSetAnnotationRefusal(request, parsed.pod, old?.ok ? old.pod : undefined);
+  if (!why) return undefined;
+  return {
+    ...denied(request.uid, 403, why),
+    event: {
+      msg: 'DaemonSet annotation refused',
+      fields: {
+        pod: podRef(podNamespace(request, parsed.pod), parsed.pod, request.name),
+        operation: request.operation,
+        user: request.userInfo?.username ?? '',
+        uid: request.uid,
+      },
+    },
+  };
+}
+
 export function admitValidation(
   request: AdmissionRequest,
   state: WebhookState,
   opts: AdmitOptions,
 ): Admission {
-  if (isPod(request)) return admitPinnedPod(request, state, opts);
+  if (isPod(request)) return guardDaemonSetAnnotation(request) ?? admitPinnedPod(request, state, opts);
   if (isRule(request)) return admitRule(request, state);
   return allowed(allow(request.uid));
 }

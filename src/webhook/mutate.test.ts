@@ -4,7 +4,6 @@ import type { LabelSelector, NodeInfo } from '../cluster/model.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import { NOT_STEERED_ANNOTATION } from './gate.js';
 import {
-  isDaemonSetPod,
   type MutationOptions,
   mutatePod,
   NO_NODE_ALLOWED_KEY,
@@ -413,15 +412,5 @@ describe('restrictionFor', () => {
         { key: 'c', operator: 'NotIn', values: ['x'] },
       ],
     });
-  });
-});
-
-describe('isDaemonSetPod', () => {
-  it.each([
-    { owners: [{ kind: 'DaemonSet', name: 'ds', controller: true }], want: true },
-    { owners: [{ kind: 'ReplicaSet', name: 'rs', controller: true }], want: false },
-    { owners: undefined, want: false },
-  ])('$owners → $want', ({ owners, want }) => {
-    expect(isDaemonSetPod(pod({}, { ownerReferences: owners }))).toBe(want);
   });
 });

@@ -186,18 +186,14 @@ function affinityPatch(pod: PodObject, terms: PodNodeSelectorTerm[]): PatchOpera
   return { op: 'add', path: `/spec/affinity/nodeAffinity/${REQUIRED}/nodeSelectorTerms`, value: terms };
 }
 
-/** A DaemonSet's pods are placed per node by their controller; steering them would leave nodes without theirs. */
-export function isDaemonSetPod(pod: PodObject): boolean {
-  const owners = pod.metadata.ownerReferences ?? [];
-  const owner = owners.find((o) => o.controller) ?? owners[0];
-  return owner?.kind === 'DaemonSet';
-}
-
 /**
  * The annotation operations setting `desired` (undefined = remove) from the pod as sent: "add" on
  * an existing member replaces it, and a missing annotations object is added whole.
  */
-function annotationPatch(pod: PodObject, desired: Record<string, string | undefined>): PatchOperation[] {
+export function annotationPatch(
+  pod: PodObject,
+  desired: Record<string, string | undefined>,
+): PatchOperation[] {
   const annotations = pod.metadata.annotations;
   const changed = Object.entries(desired).filter(([k, v]) => (annotations?.[k] ?? undefined) !== v);
   if (changed.length === 0) return [];

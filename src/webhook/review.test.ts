@@ -48,6 +48,21 @@ describe('parseReview', () => {
     if (p.kind === 'malformed') expect(p.message).toMatch(want);
   });
 
+  it.each([
+    {
+      what: 'a ServiceAccount',
+      userInfo: { username: 'system:serviceaccount:kube-system:x', groups: ['a'] },
+      want: { username: 'system:serviceaccount:kube-system:x', groups: ['a'] },
+    },
+    { what: 'none', userInfo: undefined, want: undefined },
+    { what: 'a broken one (unknown user, not a failed request)', userInfo: { username: 7 }, want: undefined },
+    { what: 'a string', userInfo: 'root', want: undefined },
+  ])('userInfo: $what', ({ userInfo, want }) => {
+    const p = parseReview(review({ ...request, userInfo }));
+    expect(p.kind).toBe('ok');
+    if (p.kind === 'ok') expect(p.request.userInfo).toEqual(want);
+  });
+
   it('accepts a well-formed review and leaves the object untouched', () => {
     const p = parseReview(review(request));
     expect(p.kind).toBe('ok');

@@ -34,6 +34,7 @@ export const PodObjectSchema = z.object({
     ownerReferences: z
       .array(
         z.object({
+          apiVersion: z.string().nullish(),
           kind: z.string().nullish(),
           name: z.string().nullish(),
           controller: z.boolean().nullish(),
@@ -78,6 +79,14 @@ const AdmissionRequestSchema = z.object({
   namespace: z.string().nullish(),
   operation: z.enum(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']),
   dryRun: z.boolean().nullish(),
+  /**
+   * Who sends the request: the DaemonSet exemption depends on it (daemonset.ts). One the API server
+   * would never send counts as an unknown user — no exemption — rather than failing the request.
+   */
+  userInfo: z
+    .object({ username: z.string().nullish(), groups: z.array(z.string()).nullish() })
+    .nullish()
+    .catch(undefined),
   object: z.unknown().optional(),
   oldObject: z.unknown().optional(),
 });

@@ -15,6 +15,7 @@ describe('renderLocalWebhooks', () => {
       'https://127.0.0.1:18443/mutate',
       'https://127.0.0.1:18443/validate',
       'https://127.0.0.1:18443/validate',
+      'https://127.0.0.1:18443/validate',
     ]);
     for (const w of hooks) {
       expect(Buffer.from(w.clientConfig.caBundle ?? '', 'base64').toString()).toBe(CA);
@@ -27,6 +28,7 @@ describe('renderLocalWebhooks', () => {
     expect(mutating.webhooks?.[0]).toMatchObject({ failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded' });
     expect(validating.webhooks?.map((w) => [w.name, w.failurePolicy])).toEqual([
       ['pinned-pods.nodeload.example.com', 'Fail'],
+      ['daemonset-pods.nodeload.example.com', 'Fail'],
       ['rules.nodeload.example.com', 'Ignore'],
     ]);
   });

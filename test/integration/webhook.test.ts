@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import tls from 'node:tls';
 import {
+  AppsV1Api,
   CustomObjectsApi,
   EventsV1Api,
   type EventsV1Event,
@@ -21,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Gateway, startGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { ensureCrd } from '../../src/operator/install-crd.js';
+import { DAEMONSET_ANNOTATION } from '../../src/rules/daemonset.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import { createLogger } from '../../src/server/log.js';
 import { webhookComponent } from '../../src/webhook/component.js';
@@ -390,6 +392,93 @@ describe('admission webhook on the API server', () => {
     expect(pod.metadata?.annotations?.[RULES_ANNOTATION]).toBeUndefined();
     const pinned = await kubectlCreatePod(unruled.name, podManifest('pinned', { nodeName: nodeB }));
     expect(pinned.spec?.nodeName).toBe(nodeB);
+  });
+
+  it('DaemonSet pods: the controller’s are vouched for, not steered; a pod naming a DaemonSet itself is steered and may not carry the annotation', async () => {
+    const core = coreApi();
+    const daemonSet = (name: string, schedulerName: string) =>
+      kubeConfig()
+        .makeApiClient(AppsV1Api)
+        .createNamespacedDaemonSet({
+          namespace: ruled.name,
+          body: {
+            metadata: { name },
+            spec: {
+              selector: { matchLabels: { ds: name } },
+              template: {
+                metadata: { labels: { ds: name, app: 'web' } },
+                spec: {
+                  schedulerName,
+                  nodeSelector: { 'kubernetes.io/hostname': nodeB },
+                  containers: [{ name: 'agent', image: 'registry.invalid/agent:1' }],
+                },
+              },
+            },
+          },
+        });
+    const podOf = (ds: string) =>
+      waitFor(`the DaemonSet controller to create a pod for ${ds}`, async () => {
+        const pods = await core.listNamespacedPod({ namespace: ruled.name, labelSelector: `ds=${ds}` });
+        return pods.items[0];
+      });
+
+    // For the default scheduler: the matchCondition keeps the webhook out of it altogether.
+    const before = await mutateCalls();
+    await daemonSet('plain-agent', 'default-scheduler');
+    const plain = await podOf('plain-agent');
+    expect(plain.spec?.schedulerName).toBe('default-scheduler');
+    expect(plain.metadata?.annotations ?? {}).toEqual({});
+    expect(await mutateCalls()).toBe(before);
+
+    // For nodeload's scheduler: vouched for (the exemption), not steered (no rule affinity).
+    const ours = await daemonSet('our-agent', 'nodeload-scheduler');
+    const vouched = await podOf('our-agent');
+    expect(vouched.metadata?.annotations).toEqual({ [DAEMONSET_ANNOTATION]: 'true' });
+    expect(vouched.spec?.affinity?.nodeAffinity?.[REQUIRED]?.nodeSelectorTerms).toEqual([pinAt(nodeB)]);
+
+    // The same owner reference written by someone else: steered like any pod.
+    const owner = {
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      name: 'our-agent',
+      uid: ours.metadata?.uid ?? '',
+      controller: true,
+    };
+    const claimed = await kubectl(
+      ['create', '-n', ruled.name, '-o', 'json', '-f', '-'],
+      JSON.stringify(podManifest('claims-ds', {}, { labels: { app: 'web' }, ownerReferences: [owner] })),
+    );
+    expect(claimed.code, claimed.stderr).toBe(0);
+    expect(claimed.stderr).toContain('not created by the DaemonSet controller');
+    const steered = JSON.parse(claimed.stdout) as V1Pod;
+    expect(steered.spec?.schedulerName).toBe('nodeload-scheduler');
+    expect(steered.spec?.affinity?.nodeAffinity?.[REQUIRED]?.nodeSelectorTerms).toEqual([pinAt(nodeA)]);
+    expect(steered.metadata?.annotations?.[DAEMONSET_ANNOTATION]).toBeUndefined();
+
+    // Nor may anyone but the webhook write the annotation: at creation, or later.
+    const forged = await kubectl(
+      ['create', '-n', ruled.name, '-f', '-'],
+      JSON.stringify(
+        podManifest(
+          'forged-ds',
+          {},
+          { ownerReferences: [owner], annotations: { [DAEMONSET_ANNOTATION]: 'true' } },
+        ),
+      ),
+    );
+    expect(forged.code).not.toBe(0);
+    expect(forged.stderr).toContain('daemonset-pods.nodeload.example.com');
+    expect(forged.stderr).toContain('may not set it');
+    const annotated = await kubectl([
+      'annotate',
+      '-n',
+      ruled.name,
+      'pod',
+      'claims-ds',
+      `${DAEMONSET_ANNOTATION}=true`,
+    ]);
+    expect(annotated.code).not.toBe(0);
+    expect(annotated.stderr).toContain('cannot be added or changed after the pod is created');
   });
 
   it('warns about NodeLoadRules naming missing or duplicate nodes', async () => {

@@ -52,7 +52,7 @@ export interface RuleCheck {
   rule: string;
   namespace: string;
   allowed: boolean;
-  /** DaemonSet pods are exempt from load thresholds and burst limits. */
+  /** DaemonSet pods (vouched for by the webhook) are exempt from load thresholds and burst limits. */
   bypassed: boolean;
   maxCPU: number;
   maxMemory: number;

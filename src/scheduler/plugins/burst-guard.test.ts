@@ -55,6 +55,14 @@ describe('BurstGuard', () => {
       want: ['node(s) hit burst limit of rule web', 'node(s) hit burst limit'],
     },
     {
+      name: 'a pod only naming a DaemonSet owner is not exempt',
+      p: pod('p', { claimsDaemonSet: true }),
+      rules: [burstRule(1)],
+      placements: 5,
+      global: 1,
+      want: ['node(s) hit burst limit of rule web', 'node(s) hit burst limit'],
+    },
+    {
       name: 'DaemonSet pods are exempt from both',
       p: pod('p', { daemonSet: true }),
       rules: [burstRule(1)],

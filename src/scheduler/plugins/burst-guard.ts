@@ -2,8 +2,9 @@
  * BurstGuard (Filter, nodeload's own): caps placements per node per sliding window, cluster-wide
  * (--burst-max-placements) and per rule (spec.burst), because metrics lag and estimates can be wrong:
  *   fails ⇔ placements(node, window) ≥ maxPlacements            (rule limits count that rule's pods only)
- * DaemonSet pods are exempt.
+ * DaemonSet pods the webhook vouched for are exempt (rules/daemonset.ts).
  */
+import { exemptFromLoadLimits } from '../../rules/daemonset.js';
 import { ruleKey } from '../../rules/rule.js';
 import type { BurstGuard as BurstLimit } from '../../rules/types.js';
 import type { FilterPlugin } from '../framework/types.js';
@@ -33,7 +34,7 @@ export function burstGuard(args: BurstGuardArgs): FilterPlugin {
   return {
     name: PLUGIN.BurstGuard,
     filter(_state, ctx, n, verdict) {
-      if (ctx.pod.isDaemonSetPod) return;
+      if (exemptFromLoadLimits(ctx.pod)) return;
       for (const rule of ctx.rules) {
         if (!rule.spec.burst) continue;
         const b = check(args.placements, n.name, rule.spec.burst, ruleKey(rule));

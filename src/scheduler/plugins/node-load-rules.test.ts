@@ -88,6 +88,14 @@ const cases: Case[] = [
     want: [],
   },
   {
+    name: 'a pod only naming a DaemonSet owner (not vouched for by the webhook) is held to thresholds',
+    node: node('n', { cpu: '4' }),
+    bound: [pod('b', { nodeName: 'n', cpu: '3900m' })],
+    pod: pod('p', { cpu: '100m', claimsDaemonSet: true }),
+    rules: [rule('web', { maxCPU: 50 })],
+    want: ['node(s) exceed rule web cpu 50%'],
+  },
+  {
     name: 'DaemonSet pods still respect allowedNodes',
     node: node('n2'),
     pod: pod('p', { daemonSet: true }),

@@ -3,10 +3,12 @@
  * (allowedNodes ∩ nodeSelector) and keep its load within the rule's thresholds with the pod placed:
  *   fails ⇔ node ∉ allowed(rule)  ∨  cpu%(load ⊕ pod) > maxCPU  ∨  memory%(load ⊕ pod) > maxMemory
  *         ∨ (fail-closed and no fresh metrics)
- * DaemonSet pods are exempt from thresholds (they must run everywhere their selector says). The verdict
+ * DaemonSet pods are exempt from thresholds (they must run everywhere their selector says) — those the
+ * webhook vouched for, see rules/daemonset.ts; a bare DaemonSet ownerReference is no proof. The verdict
  * carries the load figures and one check per rule with its margins, whatever the outcome.
  */
 import { formatPercent } from '../../load/model.js';
+import { exemptFromLoadLimits } from '../../rules/daemonset.js';
 import { evaluatePlacement, nodeAllowedByRule } from '../../rules/rule.js';
 import type { FilterPlugin } from '../framework/types.js';
 import type { RuleCheck } from '../framework/verdict.js';
@@ -32,7 +34,7 @@ export function nodeLoadRules(): FilterPlugin {
         });
         return;
       }
-      const bypassed = ctx.pod.isDaemonSetPod;
+      const bypassed = exemptFromLoadLimits(ctx.pod);
       for (const rule of ctx.rules) {
         const name = rule.name;
         const notAllowed = nodeAllowedByRule(rule, node);
