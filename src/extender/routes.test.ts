@@ -28,7 +28,7 @@ let explode = false;
 const seen: { verb: string; pod?: PodInfo; nodes?: readonly string[]; ref?: PodRef; node?: string }[] = [];
 
 const engine = {
-  filter(pod: PodInfo, nodes: readonly string[]): ExtenderFilterOutcome {
+  async filter(pod: PodInfo, nodes: readonly string[]): Promise<ExtenderFilterOutcome> {
     if (explode) throw new Error('secret stack detail');
     seen.push({ verb: 'filter', pod, nodes });
     return filterOut;

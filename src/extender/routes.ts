@@ -142,9 +142,9 @@ export function extenderRouter(opts: ExtenderRouterOptions): Router {
       }
     };
 
-  const filter = handle('filter', (body, res) => {
+  const filter = handle('filter', async (body, res) => {
     const args = parseExtenderArgs(body);
-    const out = state.engine.filter(args.pod, args.nodeNames);
+    const out = await state.engine.filter(args.pod, args.nodeNames);
     if (out.kind === 'pass-through') {
       setResult(res, 'pass-through');
       return passThroughFilter(args);

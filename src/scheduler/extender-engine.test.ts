@@ -1,11 +1,11 @@
 /** The extender front door: the loop's cycle over the nodes kube-scheduler names, binds that assume. */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type PodInfo, podKey } from '../cluster/model.js';
 import { DEFAULT_LOAD_OPTIONS } from '../load/types.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import type { BindOutcome } from './binder.js';
 import type { Decision } from './explain.js';
-import { ExtenderEngine } from './extender-engine.js';
+import { ExtenderEngine, type ExtenderFilterOutcome } from './extender-engine.js';
 import { PlacementLog } from './placement-log.js';
 import { buildProfile, extenderProfileConfig } from './profile/build.js';
 import { TokenBucket } from './ratelimit.js';
@@ -20,19 +20,27 @@ const WEB = rule('web', {
 });
 const webPod = (name: string, cpu = '1') => pod(name, { cpu, labels: { tier: 'web' } });
 
-function setup(opts: { rules?: NodeLoadRule[]; bind?: (pod: { name: string }) => BindOutcome } = {}) {
+function setup(
+  opts: {
+    rules?: NodeLoadRule[];
+    bind?: (pod: { name: string }) => BindOutcome;
+    maxBindWaitMs?: number;
+  } = {},
+) {
   const snapshot = snapshotOf(NODES, BOUND);
   const placements = new PlacementLog({ now: () => NOW });
   const published: Decision[] = [];
   const events: Decision[] = [];
   const assumed = new Map<string, string>();
+  const assumedPods = new Map<string, PodInfo>();
   const binds: string[] = [];
   const pods = new Map<string, PodInfo>();
   const engine = new ExtenderEngine({
     profile: buildProfile('nodeload-scheduler', extenderProfileConfig(undefined), { placements }),
     snapshot,
     cache: { pods, namespaces: new Map() },
-    loads: { all: () => loadsFor(NODES, BOUND), options: DEFAULT_LOAD_OPTIONS },
+    // The load tracker counts assumed pods as bound ones.
+    loads: { all: () => loadsFor(NODES, [...BOUND, ...assumedPods.values()]), options: DEFAULT_LOAD_OPTIONS },
     api: {
       bind: async (p, n) => {
         binds.push(`${p.name}->${n}`);
@@ -44,24 +52,27 @@ function setup(opts: { rules?: NodeLoadRule[]; bind?: (pod: { name: string }) =>
     rules: () => opts.rules ?? [WEB],
     assume: (p, n) => {
       assumed.set(podKey(p), n);
+      assumedPods.set(podKey(p), { ...p, nodeName: n });
       snapshot.assume(p, n);
     },
     unassume: (key) => {
       assumed.delete(key);
+      assumedPods.delete(key);
       snapshot.forget(key);
     },
     isAssumed: (key) => assumed.has(key),
     publish: (d) => published.push(d),
     instance: 'nodeload-scheduler-gw',
     now: () => NOW,
+    ...(opts.maxBindWaitMs === undefined ? {} : { maxBindWaitMs: opts.maxBindWaitMs }),
   });
   return { engine, published, events, assumed, binds, pods };
 }
 
 describe('ExtenderEngine.filter', () => {
-  it('lets a pod outside every rule through without a cycle or a record', () => {
+  it('lets a pod outside every rule through without a cycle or a record', async () => {
     const { engine, published } = setup();
-    expect(engine.filter(pod('plain', { cpu: '1' }), ['a', 'c'])).toEqual({ kind: 'pass-through' });
+    expect(await engine.filter(pod('plain', { cpu: '1' }), ['a', 'c'])).toEqual({ kind: 'pass-through' });
     expect(engine.prioritize(pod('plain', { cpu: '1' }), ['a', 'c'])).toEqual({ kind: 'pass-through' });
     expect(published).toEqual([]);
     expect(engine.trackedAttempts).toBe(0);
@@ -74,18 +85,18 @@ describe('ExtenderEngine.filter', () => {
     ['c', false, 'node(s) not allowed by rule web'],
     ['d', true, undefined],
     ['ghost', false, 'node(s) had no load figure yet'],
-  ])('judges node %s only as nodeload’s own plugins do', (name, feasible, reason) => {
+  ])('judges node %s only as nodeload’s own plugins do', async (name, feasible, reason) => {
     const { engine } = setup();
-    const out = engine.filter(webPod('p'), ['a', 'b', 'c', 'd', 'ghost']);
+    const out = await engine.filter(webPod('p'), ['a', 'b', 'c', 'd', 'ghost']);
     if (out.kind !== 'decided') throw new Error('expected a cycle');
     const v = out.verdicts.find((x) => x.node === name);
     expect(v?.feasible).toBe(feasible);
     expect(v?.reasons[0]?.reason).toBe(reason);
   });
 
-  it('uses the same words as the standalone scheduler for the same node', () => {
+  it('uses the same words as the standalone scheduler for the same node', async () => {
     const { engine } = setup();
-    const out = engine.filter(webPod('p'), ['a', 'c']);
+    const out = await engine.filter(webPod('p'), ['a', 'c']);
     const native = decide(webPod('p'), { nodes: NODES, pods: BOUND, rules: [WEB] }).verdicts;
     if (out.kind !== 'decided') throw new Error('expected a cycle');
     for (const v of out.verdicts) {
@@ -94,9 +105,9 @@ describe('ExtenderEngine.filter', () => {
     }
   });
 
-  it('judges only the nodes named, and records an attempt no node survives', () => {
+  it('judges only the nodes named, and records an attempt no node survives', async () => {
     const { engine, published } = setup();
-    const out = engine.filter(webPod('p'), ['a', 'c']);
+    const out = await engine.filter(webPod('p'), ['a', 'c']);
     expect(out.kind === 'decided' && out.verdicts.map((v) => v.node)).toEqual(['a', 'c']);
     expect(published).toHaveLength(1);
     expect(published[0]).toMatchObject({
@@ -128,7 +139,7 @@ describe('ExtenderEngine.bind', () => {
     const { engine, published, events, assumed, binds, pods } = setup();
     const p = webPod('p');
     pods.set(podKey(p), p);
-    engine.filter(p, ['a', 'b', 'd']);
+    await engine.filter(p, ['a', 'b', 'd']);
     engine.prioritize(p, ['b', 'd']);
     expect(await engine.bind({ namespace: 'default', name: 'p', uid: p.uid }, 'b')).toBeUndefined();
     expect(binds).toEqual(['p->b']);
@@ -157,8 +168,8 @@ describe('ExtenderEngine.bind', () => {
     const { engine, published, pods } = setup();
     const p = webPod('p');
     pods.set(podKey(p), p);
-    engine.filter(p, ['c']);
-    engine.filter(p, ['b']);
+    await engine.filter(p, ['c']);
+    await engine.filter(p, ['b']);
     await engine.bind({ namespace: 'default', name: 'p', uid: p.uid }, 'b');
     expect(published.map((d) => [d.result, d.attempts])).toEqual([
       ['unschedulable', 1],
@@ -178,7 +189,7 @@ describe('ExtenderEngine.bind', () => {
     const { engine, assumed, pods } = setup({ bind: () => outcome });
     const p = webPod('p');
     pods.set(podKey(p), p);
-    engine.filter(p, ['b']);
+    await engine.filter(p, ['b']);
     const err = await engine.bind({ namespace: 'default', name: 'p', uid: p.uid }, 'b');
     expect(err).toBe(`Binding rejected: ${outcome.kind === 'bound' ? '' : outcome.message}`);
     expect(assumed.has('default/p')).toBe(stillAssumed);
@@ -208,5 +219,51 @@ describe('ExtenderEngine.bind', () => {
     expect(await engine.bind({ namespace: 'default', name: 'new', uid: 'u1' }, 'c')).toBeUndefined();
     expect(binds).toEqual(['new->c']);
     expect(assumed.size).toBe(0);
+  });
+});
+
+describe('binds kube-scheduler has not sent yet', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const feasibleOn = (out: ExtenderFilterOutcome, node: string) =>
+    out.kind === 'decided' && out.verdicts.find((v) => v.node === node)?.feasible;
+
+  it.each([
+    ['a covered pod', webPod('p')],
+    ['a pod outside every rule (its load counts all the same)', pod('plain', { cpu: '1' })],
+  ])(
+    'judge the next covered pod only once the bind of %s let through before it arrived',
+    async (_n, first) => {
+      const { engine, pods } = setup();
+      pods.set(podKey(first), first);
+      await engine.filter(first, ['b']);
+      let judged: ExtenderFilterOutcome | undefined;
+      const next = engine.filter(webPod('q'), ['b']).then((out) => {
+        judged = out;
+      });
+      await Promise.resolve();
+      expect(judged).toBeUndefined();
+      expect(
+        await engine.bind({ namespace: 'default', name: first.name, uid: first.uid }, 'b'),
+      ).toBeUndefined();
+      await next;
+      // b: 1 bound + 1 just bound + 1 for q = 75 % of 4 cores, over the rule's 70 %.
+      expect(feasibleOn(judged as ExtenderFilterOutcome, 'b')).toBe(false);
+    },
+  );
+
+  it('gives up on a bind that never comes after maxBindWaitMs, and does not wait for it again', async () => {
+    vi.useFakeTimers();
+    const { engine } = setup({ maxBindWaitMs: 1000 });
+    await engine.filter(webPod('p'), ['b']);
+    const next = engine.filter(webPod('q'), ['b']);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(feasibleOn(await next, 'b')).toBe(true);
+    // q is awaited now, p no longer: r waits for q only.
+    const r = engine.filter(webPod('r'), ['d']);
+    await engine.bind({ namespace: 'default', name: 'q', uid: 'uid-q' }, 'b');
+    expect(feasibleOn(await r, 'd')).toBe(true);
   });
 });

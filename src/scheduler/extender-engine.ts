@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { type PodInfo, podKey } from '../cluster/model.js';
 import { rulesForPod } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
+import { AwaitedBinds } from './awaited-binds.js';
 import type { SchedulerApi } from './binder.js';
 import { runCycle } from './cycle.js';
 import {
@@ -70,6 +71,11 @@ export interface ExtenderEngineDeps {
   maxAttempts?: number;
   /** How long a bind of unknown outcome (timeout, 5xx) keeps its assumption (default 10 s). */
   unconfirmedBindMs?: number;
+  /**
+   * How long a covered pod's filter waits for the binds of pods let through before it (default 1 s;
+   * kube-scheduler's extender httpTimeout is 5 s by default).
+   */
+  maxBindWaitMs?: number;
 }
 
 /** One kube-scheduler attempt for a pod covered by a rule, from its filter call to its bind. */
@@ -89,6 +95,7 @@ interface Attempt {
 
 const DEFAULT_MAX_ATTEMPTS = 5000;
 const DEFAULT_UNCONFIRMED_BIND_MS = 10_000;
+const DEFAULT_MAX_BIND_WAIT_MS = 1000;
 
 function sameNodes(ranked: readonly RankedNode[], feasible: ReadonlySet<string>): boolean {
   return ranked.length === feasible.size && ranked.every((r) => feasible.has(r.node));
@@ -99,16 +106,28 @@ export class ExtenderEngine {
   private readonly attempts = new Map<string, Attempt>();
   private readonly maxAttempts: number;
   private readonly scoreWeights: number;
+  private readonly awaited: AwaitedBinds;
 
   constructor(private readonly deps: ExtenderEngineDeps) {
     this.maxAttempts = Math.max(1, deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
+    this.awaited = new AwaitedBinds(deps.now, this.maxAttempts);
     const total = deps.profile.score.reduce((sum, s) => sum + s.weight, 0);
     this.scoreWeights = total > 0 ? total : 1;
   }
 
-  filter(pod: PodInfo, nodeNames: readonly string[]): ExtenderFilterOutcome {
+  /**
+   * Every pod let through is expected to bind next (its load counts for the rules, covered or not); a
+   * covered pod is judged only once the binds of the pods let through before it have arrived (or were
+   * given up on after maxBindWaitMs): see AwaitedBinds.
+   */
+  async filter(pod: PodInfo, nodeNames: readonly string[]): Promise<ExtenderFilterOutcome> {
     const rules = rulesForPod(this.deps.rules(), pod);
-    if (rules.length === 0) return { kind: 'pass-through' };
+    if (rules.length === 0) {
+      if (nodeNames.length > 0) this.awaited.expect(pod.uid);
+      return { kind: 'pass-through' };
+    }
+    this.awaited.arrived(pod.uid);
+    await this.awaited.waitForEarlier(pod.uid, this.deps.maxBindWaitMs ?? DEFAULT_MAX_BIND_WAIT_MS);
     const key = podKey(pod);
     // kube-scheduler asks again only when its bind failed: an assumption we still hold is stale.
     if (this.deps.isAssumed(key)) this.deps.unassume(key);
@@ -126,6 +145,7 @@ export class ExtenderEngine {
       ranked,
     };
     this.remember(pod.uid, attempt);
+    if (ranked.length > 0) this.awaited.expect(pod.uid);
     if (ranked.length === 0) {
       // kube-scheduler reports the FailedScheduling itself (its message counts our reasons with its
       // own); the history still gets the attempt with every node's numbers.
@@ -158,6 +178,15 @@ export class ExtenderEngine {
    * error kube-scheduler should see, or undefined when bound.
    */
   async bind(ref: PodRef, node: string, signal?: AbortSignal): Promise<string | undefined> {
+    try {
+      return await this.bindAssumed(ref, node, signal);
+    } finally {
+      // Normally the pod is assumed by now: filters waiting for it may judge with it counted.
+      this.awaited.arrived(ref.uid);
+    }
+  }
+
+  private async bindAssumed(ref: PodRef, node: string, signal?: AbortSignal): Promise<string | undefined> {
     const key = podKey(ref);
     const cached = this.deps.cache.pods.get(key);
     if (cached && ref.uid && cached.uid !== ref.uid) {
@@ -175,6 +204,7 @@ export class ExtenderEngine {
     }
     // Without the pod's spec (neither cache nor filter has seen it) there is nothing to assume.
     if (pod) this.deps.assume(pod, node, rules);
+    this.awaited.arrived(ref.uid);
     const outcome = await this.deps.api.bind(pod ?? ref, node);
     if (outcome.kind === 'bound') {
       if (rules.length > 0) {

@@ -73,6 +73,11 @@ export interface StartClusterOptions {
   nodes?: FakeNodeSpec[];
   /** Also run the stock kube-scheduler (default false: nodeload is the scheduler under test). */
   scheduler?: boolean;
+  /**
+   * With `scheduler`: its KubeSchedulerConfiguration (YAML), given the cluster's admin kubeconfig and PKI
+   * (kube-scheduler ignores --kubeconfig once it has --config: set clientConnection.kubeconfig).
+   */
+  schedulerConfig?: (cluster: { kubeconfig: string; pki: PkiPaths }) => string;
   /** Use these binaries instead of running build.sh (default: $NODELOAD_CONTROLPLANE_BIN, else build.sh). */
   binDir?: string;
   /** Progress lines (default: to stderr). */
@@ -498,9 +503,12 @@ export async function startCluster(opts: StartClusterOptions): Promise<Cluster> 
 
     if (opts.scheduler) {
       const schedHealth = `https://127.0.0.1:${scheduler}/healthz`;
+      const schedConfig = path.join(dir, 'kube-scheduler.yaml');
+      if (opts.schedulerConfig) await writeFile(schedConfig, opts.schedulerConfig({ kubeconfig, pki }));
       await launch(
         'kube-scheduler',
         [
+          ...(opts.schedulerConfig ? [`--config=${schedConfig}`] : []),
           `--kubeconfig=${kubeconfig}`,
           `--authentication-kubeconfig=${kubeconfig}`,
           `--authorization-kubeconfig=${kubeconfig}`,

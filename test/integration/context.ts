@@ -4,10 +4,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, inject, onTestFinished, type ProvidedContext } from 'vitest';
+import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import {
   killClusterSync,
+  type StartClusterOptions,
   startCluster,
   stopCluster,
   waitForDefaultServiceAccount,
@@ -55,12 +57,19 @@ process.once('exit', () => {
  * Gives this test file a control plane of its own (every helper here then uses it), for tests that
  * change cluster-wide state other files would see: a metrics.k8s.io APIService, an API server restart.
  * Call in beforeAll; the cluster is stopped after the file. `scheduler: true` also runs the stock
- * kube-scheduler (the differential harness's oracle).
+ * kube-scheduler (the differential harness's oracle), with `schedulerConfig` as its configuration file.
  */
-export async function usePrivateCluster(opts: { scheduler?: boolean } = {}): Promise<void> {
+export async function usePrivateCluster(
+  opts: Pick<StartClusterOptions, 'scheduler' | 'schedulerConfig'> = {},
+): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'nodeload-private-'));
   privateClusterDir = dir;
-  const cluster = await startCluster({ dir, binDir: inject('binDir'), scheduler: opts.scheduler ?? false });
+  const cluster = await startCluster({
+    dir,
+    binDir: inject('binDir'),
+    scheduler: opts.scheduler ?? false,
+    ...(opts.schedulerConfig ? { schedulerConfig: opts.schedulerConfig } : {}),
+  });
   privateCluster = {
     kubeconfig: cluster.kubeconfig,
     clusterDir: dir,
@@ -244,4 +253,26 @@ export async function removeTestResources(r: {
       if (!isApiException(err, 404)) throw new Error(`deleting ${name}: ${describeApiError(err)}`);
     }
   }
+}
+
+/**
+ * Creates a NodeLoadRule and waits until `known` (a gateway's cache) has it: the scheduler must know the
+ * rule before the pods it covers arrive.
+ */
+export async function createNodeLoadRule(
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+  known: (key: string) => boolean,
+): Promise<void> {
+  await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .createNamespacedCustomObject({
+      group: RULE_GROUP,
+      version: RULE_VERSION,
+      plural: RULE_PLURAL,
+      namespace,
+      body: { apiVersion: `${RULE_GROUP}/${RULE_VERSION}`, kind: 'NodeLoadRule', metadata: { name }, spec },
+    });
+  await waitFor(`rule ${namespace}/${name} in the gateway cache`, () => known(`${namespace}/${name}`));
 }
