@@ -254,6 +254,12 @@ export const DecisionRef = builder.objectRef<Decision>('SchedulingDecision').imp
     e2eLatencyMs: t.exposeFloat('e2eLatencyMs'),
     attempts: t.exposeInt('attempts'),
     totalNodes: t.exposeInt('totalNodes'),
+    examinedNodes: t.int({
+      description:
+        'Nodes filtered for this decision: fewer than totalNodes when percentageOfNodesToScore stopped the ' +
+        'search once enough nodes were feasible (as kube-scheduler does).',
+      resolve: (d) => d.examinedNodes ?? d.totalNodes,
+    }),
     feasibleNodes: t.exposeInt('feasibleNodes'),
     rules: t.field({
       type: [DecisionRuleRef],

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_LOAD_OPTIONS } from '../load/types.js';
 import { runCycle } from './cycle.js';
 import { primaryReasons } from './framework/verdict.js';
+import { PlacementLog } from './placement-log.js';
+import { buildProfile } from './profile/build.js';
 import { decide, defaultProfile, loadsFor, NOW, node, pod, rule, snapshotOf } from './testing.js';
 
 const share = (scores: { plugin: string; score: number }[] | undefined, plugin: string) =>
@@ -106,5 +108,35 @@ describe('runCycle with the default profile', () => {
     expect(ranked.map((r) => r.node)).toEqual(
       base.ranked.map((r) => r.node).filter((n) => n === 'a' || n === 'c'),
     );
+  });
+
+  it('samples percentageOfNodesToScore of a large cluster from a rotating start, as kube-scheduler', () => {
+    const many = Array.from({ length: 1000 }, (_, i) => node(`n${String(i).padStart(4, '0')}`));
+    const input = {
+      pod: pod('p', { cpu: '100m' }),
+      snapshot: snapshotOf(many),
+      rules: [],
+      loads: loadsFor(many),
+      loadOptions: DEFAULT_LOAD_OPTIONS,
+      now: NOW,
+    };
+    const adaptive = runCycle({ ...input, profile: defaultProfile(), sampleFrom: 990 });
+    expect([adaptive.examined, adaptive.ranked.length]).toEqual([420, 420]); // 50 − 1000/125 = 42 %
+    expect(adaptive.verdicts[0]?.node).toBe('n0990');
+    expect(adaptive.nextStart).toBe(410); // (990 + 420) mod 1000
+    const fixed = runCycle({
+      ...input,
+      profile: buildProfile(
+        'nodeload-scheduler',
+        { percentageOfNodesToScore: 100, pluginConfig: [] },
+        {
+          placements: new PlacementLog({ now: () => NOW }),
+        },
+      ),
+      sampleFrom: 0,
+    });
+    expect(fixed.examined).toBe(1000);
+    // Without sampleFrom (the what-if, a nominated pod), every node.
+    expect(runCycle({ ...input, profile: defaultProfile() }).examined).toBe(1000);
   });
 });

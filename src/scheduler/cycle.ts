@@ -7,7 +7,14 @@ import type { NamespaceInfo, PodInfo } from '../cluster/model.js';
 import type { LoadOptions, NodeLoad } from '../load/types.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import type { NominatedPods } from './framework/nominator.js';
-import { type Profile, type RankedNode, runFilters, runScores } from './framework/runtime.js';
+import {
+  type FilterLimit,
+  type Profile,
+  type RankedNode,
+  runFilters,
+  runScores,
+} from './framework/runtime.js';
+import { numFeasibleNodesToFind } from './framework/sampling.js';
 import type { NodeSnapshot, Snapshot } from './framework/snapshot.js';
 import type { CycleContext, CycleState } from './framework/types.js';
 import type { NodeVerdict } from './framework/verdict.js';
@@ -29,6 +36,12 @@ export interface CycleInput {
    * left); absent: every node of the snapshot.
    */
   nodeNames?: readonly string[];
+  /**
+   * Filter only until the profile's percentageOfNodesToScore share of the nodes is feasible, starting at
+   * this index of the snapshot's node list (the loop rotates it: kube-scheduler's nextStartNodeIndex).
+   * Absent, or with nodeNames: every node is filtered (the what-if, the extender, a nominated pod).
+   */
+  sampleFrom?: number;
   now: number;
 }
 
@@ -37,6 +50,10 @@ export interface CycleResult {
   state: CycleState;
   verdicts: NodeVerdict[];
   ranked: RankedNode[];
+  /** Nodes filtered (fewer than the snapshot's when sampling found enough feasible ones). */
+  examined: number;
+  /** Where the next sampled cycle starts. */
+  nextStart: number;
 }
 
 /**
@@ -84,8 +101,14 @@ export function runCycle(input: CycleInput): CycleResult {
     namespaceLabels: (ns) => namespaces?.get(ns)?.labels,
     ...(input.nominated ? { nominated: input.nominated } : {}),
   };
-  const { state, verdicts, feasible } = runFilters(input.profile, ctx, nodes);
+  const start = input.sampleFrom;
+  const limit: FilterLimit | undefined =
+    start === undefined || input.nodeNames
+      ? undefined
+      : { numToFind: numFeasibleNodesToFind(input.profile.percentageOfNodesToScore, nodes.length), start };
+  const { state, verdicts, feasible, examined } = runFilters(input.profile, ctx, nodes, limit);
   const ranked = runScores(input.profile, state, ctx, feasible);
   verdicts.push(...unknown);
-  return { ctx, state, verdicts, ranked };
+  const nextStart = nodes.length > 0 && limit ? (limit.start + examined) % nodes.length : 0;
+  return { ctx, state, verdicts, ranked, examined: examined + unknown.length, nextStart };
 }

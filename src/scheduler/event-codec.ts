@@ -129,6 +129,7 @@ export function encodeDecision(d: Decision, maxBytes = MAX_DECISION_ANNOTATION_B
     // Native is the default: only the extender's decisions carry the engine.
     en: d.engine === 'extender' ? 'x' : undefined,
     tn: d.totalNodes,
+    xn: d.examinedNodes,
     fn: d.feasibleNodes,
     ru: d.rules.map((r) => [
       r.namespace,
@@ -295,6 +296,7 @@ export function decisionFromEvent(ev: Json): Decision | undefined {
     message: str(c?.m) || note,
     rules,
     totalNodes: num(c?.tn, candidates.length),
+    ...(c?.xn !== undefined ? { examinedNodes: num(c.xn) } : {}),
     feasibleNodes: num(c?.fn),
     candidates,
     reportingInstance: str(c?.ri) || str(ev?.reportingInstance),

@@ -70,6 +70,11 @@ export interface Decision {
   message: string;
   rules: DecisionRule[];
   totalNodes: number;
+  /**
+   * Nodes filtered: fewer than totalNodes when percentageOfNodesToScore stopped the search once enough
+   * were feasible (absent on decisions rebuilt from older Events: all).
+   */
+  examinedNodes?: number;
   feasibleNodes: number;
   /** Feasible nodes best first, then the others by name. */
   candidates: Candidate[];

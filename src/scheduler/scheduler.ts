@@ -91,6 +91,8 @@ export class Scheduler {
   /** Pods whose bind outcome is unknown: assumed until the watch shows them bound, or this deadline. */
   private readonly unconfirmed = new Map<string, number>();
   private ruleList: NodeLoadRule[] | undefined;
+  /** Where the next sampled cycle starts filtering (kube-scheduler's nextStartNodeIndex). */
+  private nextStartNodeIndex = 0;
   private running = false;
   private leading = false;
   private cacheSynced = false;
@@ -394,7 +396,10 @@ export class Scheduler {
       this.unassume(key);
     }
     const rules = rulesForPod(this.rules(), pod);
-    const { ctx, state, verdicts, ranked } = runCycle({
+    // A nominated pod goes to its nominated node when that fits (upstream's evaluateNominatedNode):
+    // every node is filtered for it, so the nominated one is never left out of a sample.
+    const nominated = this.preemption.nominatedNode(pod);
+    const { ctx, state, verdicts, ranked, examined, nextStart } = runCycle({
       profile: this.profile,
       pod,
       snapshot: this.snapshot,
@@ -403,8 +408,10 @@ export class Scheduler {
       loadOptions: loads.options,
       namespaces: cache.namespaces,
       nominated: this.preemption.nominator,
+      ...(nominated ? {} : { sampleFrom: this.nextStartNodeIndex }),
       now: started,
     });
+    if (!nominated) this.nextStartNodeIndex = nextStart;
     const totalNodes = this.snapshot.size;
     const algorithmMs = this.now() - started;
     const base: DecisionBase = {
@@ -417,13 +424,12 @@ export class Scheduler {
       attempts: entry.attempts,
       rules: decisionRules(rules),
       totalNodes,
+      examinedNodes: examined,
       feasibleNodes: ranked.length,
       candidates: buildCandidates(verdicts, ranked),
       reportingInstance: this.instance(),
       engine: 'native',
     };
-    // A nominated pod goes to its nominated node when that fits (upstream's evaluateNominatedNode).
-    const nominated = this.preemption.nominatedNode(pod);
     const best = (nominated && ranked.find((r) => r.node === nominated)) || ranked[0];
     if (!best) {
       const message = unschedulableMessage(totalNodes, verdicts);

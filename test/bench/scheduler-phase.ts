@@ -311,7 +311,17 @@ async function checkPlacements(core: CoreV1Api, prefix: string) {
 }
 
 export async function deleteAllPods(core: CoreV1Api): Promise<void> {
-  await core.deleteCollectionNamespacedPod({ namespace: SCHED_NAMESPACE, gracePeriodSeconds: 0 });
+  // A collection delete of thousands of pods can outlive the request (the API server then resets the
+  // stream while it goes on deleting): retry, then wait for the namespace to be empty either way.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await core.deleteCollectionNamespacedPod({ namespace: SCHED_NAMESPACE, gracePeriodSeconds: 0 });
+      break;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      await sleep(2000);
+    }
+  }
   const deadline = Date.now() + 120_000;
   while ((await core.listNamespacedPod({ namespace: SCHED_NAMESPACE, limit: 1 })).items.length > 0) {
     if (Date.now() > deadline) throw new Error(`pods in ${SCHED_NAMESPACE} still there 120 s after deletion`);

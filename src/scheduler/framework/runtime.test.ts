@@ -50,6 +50,34 @@ describe('runFilters', () => {
     expect(primaryReasons(verdicts[1] as (typeof verdicts)[number]).map((r) => r.plugin)).toEqual(['A']);
   });
 
+  it.each<[string, { numToFind: number; start: number }, string[], string[], number]>([
+    // nodes n1..n5, n2 and n4 infeasible
+    ['stops once enough are feasible', { numToFind: 2, start: 0 }, ['n1', 'n2', 'n3'], ['n1', 'n3'], 3],
+    ['starts at the rotating index', { numToFind: 2, start: 2 }, ['n3', 'n4', 'n5'], ['n3', 'n5'], 3],
+    [
+      'wraps around the end',
+      { numToFind: 3, start: 3 },
+      ['n4', 'n5', 'n1', 'n2', 'n3'],
+      ['n5', 'n1', 'n3'],
+      5,
+    ],
+    [
+      'examines everything when too few fit',
+      { numToFind: 5, start: 1 },
+      ['n2', 'n3', 'n4', 'n5', 'n1'],
+      ['n3', 'n5', 'n1'],
+      5,
+    ],
+    ['a start past the end is taken modulo', { numToFind: 1, start: 7 }, ['n3'], ['n3'], 1],
+  ])('with a limit: %s', (_, limit, examinedNodes, feasibleNodes, examined) => {
+    const profile = profileOf(failing('A', ['n2', 'n4']));
+    const ctx = ctxOf(['n1', 'n2', 'n3', 'n4', 'n5']);
+    const out = runFilters(profile, ctx, ctx.snapshot.list(), limit);
+    expect(out.verdicts.map((v) => v.node)).toEqual(examinedNodes);
+    expect(out.feasible.map((n) => n.name)).toEqual(feasibleNodes);
+    expect(out.examined).toBe(examined);
+  });
+
   it('skips the Filter of a plugin whose PreFilter said skip', () => {
     const log: string[] = [];
     const skipper: AnyPlugin = { ...failing('S', ['n1'], log), preFilter: () => ({ skip: true }) };

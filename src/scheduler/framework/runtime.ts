@@ -1,7 +1,8 @@
 /**
  * Runs one profile's plugins over a cycle, as kube-scheduler's frameworkImpl does: PreFilter once,
- * Filter on every node (each plugin in profile order; every reason kept for the explanation), PreScore
- * on the feasible nodes, then each Score plugin over all of them, NormalizeScore, × weight, summed.
+ * Filter node by node (each plugin in profile order; every reason kept for the explanation) until
+ * enough feasible nodes are found (percentageOfNodesToScore, sampling.ts), PreScore on the feasible
+ * nodes, then each Score plugin over all of them, NormalizeScore, × weight, summed.
  */
 import { podKey } from '../../cluster/model.js';
 import { withPod } from '../../load/model.js';
@@ -34,6 +35,8 @@ export interface WeightedScorePlugin {
 /** One profile: its plugins per extension point, in the order they run. */
 export interface Profile {
   schedulerName: string;
+  /** KubeSchedulerConfiguration's percentageOfNodesToScore; 0 or absent: adaptive (sampling.ts). */
+  percentageOfNodesToScore?: number;
   preEnqueue: PreEnqueuePlugin[];
   preFilter: PreFilterPlugin[];
   filter: FilterPlugin[];
@@ -55,9 +58,17 @@ export interface RankedNode {
 
 export interface FilterOutcome {
   state: CycleState;
-  /** One per node filtered, in their order. */
+  /** One per node filtered, in the order they were examined. */
   verdicts: NodeVerdict[];
   feasible: NodeSnapshot[];
+  /** How many nodes were filtered (all of them unless a limit stopped the search early). */
+  examined: number;
+}
+
+/** Stop filtering once `numToFind` feasible nodes are found, starting at `start` (wrapping around). */
+export interface FilterLimit {
+  numToFind: number;
+  start: number;
 }
 
 /** Why the pod may not enter the active queue yet (SchedulingGates), or undefined. */
@@ -147,21 +158,32 @@ function filterWithNominated(
   return withThem.feasible ? runFilterPlugins(profile, pre, ctx, node) : withThem;
 }
 
-/** PreFilter once, then Filter on `nodes` (default: every node of the snapshot; an extender names fewer). */
+/**
+ * PreFilter once, then Filter on `nodes` (default: every node of the snapshot; an extender names fewer),
+ * all of them, or with a `limit` from its start until enough are feasible (upstream's
+ * findNodesThatPassFilters with numFeasibleNodesToFind and nextStartNodeIndex).
+ */
 export function runFilters(
   profile: Profile,
   ctx: CycleContext,
   nodes: readonly NodeSnapshot[] = ctx.snapshot.list(),
+  limit?: FilterLimit,
 ): FilterOutcome {
   const pre = runPreFilter(profile, ctx);
   const verdicts: NodeVerdict[] = [];
   const feasible: NodeSnapshot[] = [];
-  for (const node of nodes) {
+  const count = nodes.length;
+  const numToFind = limit ? Math.min(Math.max(1, limit.numToFind), count) : count;
+  const start = limit && count > 0 ? ((limit.start % count) + count) % count : 0;
+  let examined = 0;
+  while (examined < count && feasible.length < numToFind) {
+    const node = nodes[(start + examined) % count] as NodeSnapshot;
+    examined++;
     const verdict = filterWithNominated(profile, pre, ctx, node);
     if (verdict.feasible) feasible.push(node);
     verdicts.push(verdict);
   }
-  return { state: pre.state, verdicts, feasible };
+  return { state: pre.state, verdicts, feasible, examined };
 }
 
 /**

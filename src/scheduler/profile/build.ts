@@ -88,6 +88,9 @@ export function buildProfile(
   const plugins = (point: keyof typeof IMPLEMENTS): any[] => at(point).map((e) => instance(e.name));
   return {
     schedulerName,
+    ...(config?.percentageOfNodesToScore !== undefined
+      ? { percentageOfNodesToScore: config.percentageOfNodesToScore }
+      : {}),
     preEnqueue: plugins('preEnqueue'),
     preFilter: plugins('preFilter'),
     filter: plugins('filter'),

@@ -36,10 +36,11 @@ profiles:
     ]);
   });
 
-  it('accepts and drops the fields nodeload does not use', () => {
+  it('accepts and drops the fields nodeload does not use; keeps percentageOfNodesToScore', () => {
     const config = parseSchedulerConfig(`${HEAD}
 clientConnection: { kubeconfig: /etc/kubernetes/scheduler.conf }
 leaderElection: { leaderElect: true }
+percentageOfNodesToScore: 20
 profiles:
   - schedulerName: a
     percentageOfNodesToScore: 50
@@ -47,8 +48,15 @@ profiles:
     expect(config).toEqual({
       apiVersion: 'kubescheduler.config.k8s.io/v1',
       kind: 'KubeSchedulerConfiguration',
-      profiles: [{ schedulerName: 'a', pluginConfig: [] }],
+      percentageOfNodesToScore: 20,
+      profiles: [{ schedulerName: 'a', percentageOfNodesToScore: 50, pluginConfig: [] }],
     });
+  });
+
+  it('refuses a percentageOfNodesToScore outside 0–100, naming it', () => {
+    expect(() =>
+      parseSchedulerConfig(`${HEAD}\nprofiles:\n  - schedulerName: a\n    percentageOfNodesToScore: 101\n`),
+    ).toThrow(/profiles\.0\.percentageOfNodesToScore/);
   });
 
   it.each([
@@ -120,6 +128,17 @@ describe('loadProfileConfig', () => {
     expect(loadProfileConfig(file, 'second').plugins?.score?.enabled?.[0]?.weight).toBe(2);
     expect(loadProfileConfig(file, 'first').schedulerName).toBe('first');
     expect(loadProfileConfig(file, 'unnamed').schedulerName).toBe('first');
+  });
+
+  it("applies the file's percentageOfNodesToScore to a profile that sets none", () => {
+    const pct = join(dir, 'pct.yaml');
+    writeFileSync(
+      pct,
+      `${HEAD}percentageOfNodesToScore: 30\nprofiles:\n  - schedulerName: a\n  - schedulerName: b\n    percentageOfNodesToScore: 70\n`,
+    );
+    expect(loadProfileConfig(pct, 'a').percentageOfNodesToScore).toBe(30);
+    expect(loadProfileConfig(pct, 'b').percentageOfNodesToScore).toBe(70);
+    expect(loadProfileConfig(file, 'first').percentageOfNodesToScore).toBeUndefined();
   });
 
   it('fails on a missing file', () => {

@@ -48,8 +48,12 @@ const plugins = z
   })
   .partial();
 
+/** kube-scheduler's percentageOfNodesToScore: 0 adaptive, 1–100 a fixed share (framework/sampling.ts). */
+const percentage = z.number().int().min(0).max(100).optional();
+
 const profileSchema = z.object({
   schedulerName: z.string().min(1).optional(),
+  percentageOfNodesToScore: percentage,
   plugins: plugins.optional(),
   pluginConfig: z
     .array(z.object({ name: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}) }))
@@ -59,6 +63,7 @@ const profileSchema = z.object({
 export const schedulerConfigSchema = z.object({
   apiVersion: z.literal('kubescheduler.config.k8s.io/v1'),
   kind: z.literal('KubeSchedulerConfiguration'),
+  percentageOfNodesToScore: percentage,
   profiles: z.array(profileSchema).min(1),
 });
 
@@ -80,10 +85,14 @@ export function parseSchedulerConfig(text: string): SchedulerConfig {
   return r.data;
 }
 
-/** The profile for `schedulerName` from a file (the first profile when none names it). */
+/**
+ * The profile for `schedulerName` from a file (the first profile when none names it), with the file's
+ * percentageOfNodesToScore when the profile sets none (a profile's own wins, as upstream).
+ */
 export function loadProfileConfig(file: string, schedulerName: string): ProfileConfig {
   const config = parseSchedulerConfig(readFileSync(file, 'utf8'));
-  return (
-    config.profiles.find((p) => p.schedulerName === schedulerName) ?? (config.profiles[0] as ProfileConfig)
-  );
+  const profile =
+    config.profiles.find((p) => p.schedulerName === schedulerName) ?? (config.profiles[0] as ProfileConfig);
+  const pct = profile.percentageOfNodesToScore ?? config.percentageOfNodesToScore;
+  return pct === undefined ? profile : { ...profile, percentageOfNodesToScore: pct };
 }

@@ -1,0 +1,123 @@
+/**
+ * The scheduling algorithm alone, in process (no API server): what one cycle costs at 1,000 or 5,000
+ * nodes with the default profile, for the bench's pod mix — plain pods with requests, pods with
+ * required anti-affinity on hostname, pods spread over zones (DoNotSchedule). Each placement is
+ * assumed in the snapshot and the load map as the scheduler does, so the cluster fills as it goes.
+ * This is the figure behind `nodeload_scheduler_scheduling_attempt_duration_seconds`.
+ *
+ *   npx tsx test/bench/cycle.bench.ts [--nodes 1000] [--pods 2000] [--percentage 0]
+ *   node --cpu-prof --import tsx test/bench/cycle.bench.ts --nodes 5000   # profile in ./CPU.*.cpuprofile
+ */
+import { parseArgs } from 'node:util';
+import { toPodInfo } from '../../src/cluster/convert.js';
+import type { PodInfo } from '../../src/cluster/model.js';
+import { withPod } from '../../src/load/model.js';
+import { DEFAULT_LOAD_OPTIONS } from '../../src/load/types.js';
+import { runCycle } from '../../src/scheduler/cycle.js';
+import { defaultProfile, loadsFor, NOW, node, pod, snapshotOf } from '../../src/scheduler/testing.js';
+
+const { values } = parseArgs({
+  options: {
+    /** percentageOfNodesToScore: 0 adaptive (the default), 100 every node. */
+    percentage: { type: 'string', default: '0' },
+    nodes: { type: 'string', default: '1000' },
+    pods: { type: 'string', default: '2000' },
+    'existing-per-node': { type: 'string', default: '5' },
+  },
+});
+const N = Number(values.nodes);
+const P = Number(values.pods);
+const E = Number(values['existing-per-node']);
+const ZONE = 'topology.kubernetes.io/zone';
+const HOST = 'kubernetes.io/hostname';
+
+const nodes = Array.from({ length: N }, (_, i) =>
+  node(`node-${i}`, { cpu: '32', memory: '128Gi', labels: { [ZONE]: `zone-${i % 3}`, [HOST]: `node-${i}` } }),
+);
+const existing = nodes.flatMap((n, i) =>
+  Array.from({ length: E }, (_, j) =>
+    pod(`e-${i}-${j}`, { nodeName: n.name, cpu: '500m', memory: '1Gi', labels: { app: `svc-${j}` } }),
+  ),
+);
+
+/** The bench's mix: 60 % plain, 20 % anti-affinity (groups of 50), 20 % zone spread. */
+function incoming(i: number): PodInfo {
+  const kind = i % 5;
+  const group = `g-${Math.floor(i / 250)}`;
+  const meta = { namespace: 'bench', name: `p-${i}`, uid: `u-${i}`, resourceVersion: '1' };
+  const containers = [{ name: 'c', resources: { requests: { cpu: '100m', memory: '128Mi' } } }];
+  if (kind < 3) return pod(`p-${i}`, { namespace: 'bench', cpu: '100m', memory: '128Mi' });
+  if (kind === 3)
+    return toPodInfo({
+      metadata: { ...meta, labels: { anti: group } },
+      spec: {
+        schedulerName: 'nodeload-scheduler',
+        containers,
+        affinity: {
+          podAntiAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [
+              { topologyKey: HOST, labelSelector: { matchLabels: { anti: group } } },
+            ],
+          },
+        },
+      },
+      status: { phase: 'Pending' },
+    });
+  return toPodInfo({
+    metadata: { ...meta, labels: { spread: group } },
+    spec: {
+      schedulerName: 'nodeload-scheduler',
+      containers,
+      topologySpreadConstraints: [
+        {
+          maxSkew: 1,
+          topologyKey: ZONE,
+          whenUnsatisfiable: 'DoNotSchedule',
+          labelSelector: { matchLabels: { spread: group } },
+        },
+      ],
+    },
+    status: { phase: 'Pending' },
+  });
+}
+
+const snapshot = snapshotOf(nodes, existing);
+const loads = loadsFor(nodes, existing);
+const profile = { ...defaultProfile(), percentageOfNodesToScore: Number(values.percentage) };
+let start = 0;
+const times: number[] = [];
+let unschedulable = 0;
+const heapBefore = process.memoryUsage().heapUsed;
+const started = performance.now();
+for (let i = 0; i < P; i++) {
+  const p = incoming(i);
+  const t0 = performance.now();
+  const r = runCycle({
+    profile,
+    pod: p,
+    snapshot,
+    rules: [],
+    loads,
+    loadOptions: DEFAULT_LOAD_OPTIONS,
+    sampleFrom: start,
+    now: NOW,
+  });
+  start = r.nextStart;
+  const best = r.ranked[0];
+  times.push(performance.now() - t0);
+  if (!best) {
+    unschedulable++;
+    continue;
+  }
+  snapshot.assume({ ...p, nodeName: best.node }, best.node);
+  const l = loads.get(best.node);
+  if (l) loads.set(best.node, withPod(l, p, DEFAULT_LOAD_OPTIONS));
+}
+const total = performance.now() - started;
+times.sort((a, b) => a - b);
+const q = (f: number) => (times[Math.min(times.length - 1, Math.floor(f * times.length))] ?? 0).toFixed(2);
+console.log(
+  `cycle bench: ${N} nodes, percentageOfNodesToScore ${values.percentage}, ${P} pods (${E} existing per node): ${(P / (total / 1000)).toFixed(0)} cycles/s, ` +
+    `ms per cycle p50 ${q(0.5)} p90 ${q(0.9)} p99 ${q(0.99)} max ${q(1)}; unschedulable ${unschedulable}; ` +
+    `heap +${((process.memoryUsage().heapUsed - heapBefore) / 2 ** 20).toFixed(0)} MiB`,
+);
