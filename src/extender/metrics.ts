@@ -5,7 +5,9 @@
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 
-export type ExtenderVerb = 'filter' | 'prioritize' | 'bind';
+/** The verbs served, as the KubeSchedulerConfiguration names them (filterVerb, prioritizeVerb, bindVerb). */
+export const EXTENDER_VERBS = ['filter', 'prioritize', 'bind'] as const;
+export type ExtenderVerb = (typeof EXTENDER_VERBS)[number];
 
 /**
  * success: decided (filter: some node passes; bind: bound) · unschedulable: filter left no node ·
@@ -39,7 +41,7 @@ export function createExtenderMetrics(registry: Registry): ExtenderMetrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  for (const verb of ['filter', 'prioritize', 'bind'] as const) requests.inc({ verb, result: 'success' }, 0);
+  for (const verb of EXTENDER_VERBS) requests.inc({ verb, result: 'success' }, 0);
   return {
     observe(verb, result, seconds) {
       requests.inc({ verb, result });

@@ -16,7 +16,7 @@ import express, {
 import type { ExtenderEngine } from '../scheduler/extender-engine.js';
 import { peerChain, verifyClientCertificate } from '../server/client-cert.js';
 import type { Logger } from '../server/log.js';
-import type { ExtenderMetrics, ExtenderVerb, RequestResult } from './metrics.js';
+import { EXTENDER_VERBS, type ExtenderMetrics, type ExtenderVerb, type RequestResult } from './metrics.js';
 import {
   BadRequest,
   filterResult,
@@ -26,6 +26,9 @@ import {
   passThroughFilter,
   priorityList,
 } from './wire.js';
+
+/** kube-scheduler's urlPrefix ends here: https://<gateway>:8443/extender. */
+export const EXTENDER_PATH = '/extender';
 
 export interface ExtenderState {
   /** The shared cache finished its initial sync: before that, rules may be missing. */
@@ -195,12 +198,9 @@ export function extenderRouter(opts: ExtenderRouterOptions): Router {
   };
 
   const auth = clientCertificateRequired(opts);
-  for (const [verb, handler] of [
-    ['filter', filter],
-    ['prioritize', prioritize],
-    ['bind', bind],
-  ] as const) {
-    router.post(`/extender/${verb}`, instrument(verb), auth, json, handler, bodyErrors);
+  const handlers: Record<ExtenderVerb, RequestHandler> = { filter, prioritize, bind };
+  for (const verb of EXTENDER_VERBS) {
+    router.post(`${EXTENDER_PATH}/${verb}`, instrument(verb), auth, json, handlers[verb], bodyErrors);
   }
   return router;
 }
