@@ -7,6 +7,7 @@ import { type AdmitOptions, admitMutation, admitValidation, type WebhookState } 
 import { NOT_STEERED_ANNOTATION, OPT_OUT_LABEL } from './gate.js';
 import { RULES_ANNOTATION } from './mutate.js';
 import { type AdmissionRequest, parseReview } from './review.js';
+import { BREAK_GLASS_LABEL } from './validate.js';
 
 const OPTS: AdmitOptions = {
   schedulerName: 'nodeload-scheduler',
@@ -72,7 +73,7 @@ function request(over: Partial<AdmissionRequest> & { object?: unknown } = {}): A
   return p.request;
 }
 
-const pinned = (nodeName: string, labels = { app: 'web' }) => ({
+const pinned = (nodeName: string, labels: Record<string, string> = { app: 'web' }) => ({
   metadata: { name: 'p', labels },
   spec: { nodeName },
 });
@@ -576,6 +577,59 @@ describe('admitValidation', () => {
       uid: 'uid-1',
       allowed: true,
     });
+  });
+
+  it.each([
+    {
+      what: 'forbidden node, label "true" → allowed, warned, counted',
+      object: pinned('n2', { app: 'web', [BREAK_GLASS_LABEL]: 'true' }),
+      ready: true,
+      warnings: [`break-glass (${BREAK_GLASS_LABEL}): pinned to "n2" despite NodeLoadRule "only-n1"`],
+      rules: ['only-n1'],
+    },
+    {
+      what: 'rules not loaded yet, label "true" → allowed, warned, counted',
+      object: pinned('n2', { app: 'web', [BREAK_GLASS_LABEL]: 'true' }),
+      ready: false,
+      warnings: [`break-glass (${BREAK_GLASS_LABEL}): pinned to "n2" despite unloaded rules`],
+      rules: [],
+    },
+    {
+      what: 'forbidden node, label "yes" → denied',
+      object: pinned('n2', { app: 'web', [BREAK_GLASS_LABEL]: 'yes' }),
+      ready: true,
+      warnings: undefined,
+      rules: undefined,
+    },
+    {
+      what: 'allowed node, label "true" → allowed, nothing was broken',
+      object: pinned('n1', { app: 'web', [BREAK_GLASS_LABEL]: 'true' }),
+      ready: true,
+      warnings: undefined,
+      rules: undefined,
+    },
+  ])('break-glass: $what', ({ object, ready, warnings, rules }) => {
+    const r = admitValidation(
+      request({ object, userInfo: { username: 'oncall' } }),
+      state(RULES, ready),
+      OPTS,
+    );
+    const denied = object.spec.nodeName === 'n2' && warnings === undefined;
+    expect(r.review.response.allowed).toBe(!denied);
+    expect(r.review.response.warnings).toEqual(warnings);
+    expect(r.breakGlass).toBe(rules === undefined ? undefined : true);
+    if (rules !== undefined) {
+      expect(r.event).toMatchObject({
+        msg: 'pinned pod allowed by break-glass',
+        level: 'warn',
+        fields: { pod: 'team/p', node: 'n2', rules, user: 'oncall' },
+      });
+    }
+  });
+
+  it('break-glass is no opt-out of steering: an unpinned pod with the label is steered', () => {
+    const object = { metadata: { name: 'w', labels: { app: 'web', [BREAK_GLASS_LABEL]: 'true' } }, spec: {} };
+    expect(admitMutation(request({ object }), state(RULES), OPTS).result).toBe('patched');
   });
 
   it('refuses pinned pods while the rules are not loaded (validation holds)', () => {

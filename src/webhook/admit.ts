@@ -20,7 +20,7 @@ import {
   parsePod,
   patched,
 } from './review.js';
-import { ruleWarnings, validatePinnedPod } from './validate.js';
+import { BREAK_GLASS_LABEL, breaksGlass, ruleWarnings, validatePinnedPod } from './validate.js';
 
 /** What the webhook needs from the cluster cache. */
 export interface WebhookState {
@@ -55,8 +55,10 @@ export interface NotSteered {
 export interface Admission {
   review: AdmissionReviewResponse;
   result: AdmissionResult;
-  /** Set when the decision is worth an info line (a patch or a denial). */
-  event?: { msg: string; fields: Record<string, unknown> };
+  /** Set when the decision is worth a log line (a patch or a denial at info, a break-glass at warn). */
+  event?: { msg: string; fields: Record<string, unknown>; level?: 'info' | 'warn' };
+  /** A pinned pod allowed despite its rules by the break-glass label. */
+  breakGlass?: boolean;
   /** Set when a pod covered by rules was not steered by the gate (never for a dry run: no pod will exist). */
   notSteered?: NotSteered;
 }
@@ -177,6 +179,38 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
   };
 }
 
+/** A pinned pod let through by the break-glass label: said to the client, the log and the metric. */
+function brokeGlass(
+  request: AdmissionRequest,
+  pod: PodObject,
+  namespace: string,
+  rules: string[],
+  refusal: string,
+): Admission {
+  const node = pod.spec.nodeName ?? '';
+  const despite = rules.length ? rules.map((r) => `NodeLoadRule "${r}"`).join(', ') : 'unloaded rules';
+  return {
+    review: allow(request.uid, [
+      `break-glass (${BREAK_GLASS_LABEL}): pinned to "${node}" despite ${despite}`,
+    ]),
+    result: 'allowed',
+    breakGlass: true,
+    event: {
+      msg: 'pinned pod allowed by break-glass',
+      level: 'warn',
+      fields: {
+        pod: podRef(namespace, pod, request.name),
+        node,
+        rules,
+        refusal,
+        user: request.userInfo?.username ?? '',
+        dryRun: request.dryRun === true,
+        uid: request.uid,
+      },
+    },
+  };
+}
+
 function admitPinnedPod(request: AdmissionRequest, state: WebhookState, opts: AdmitOptions): Admission {
   const uid = request.uid;
   const gate = podGate(request, opts);
@@ -184,7 +218,10 @@ function admitPinnedPod(request: AdmissionRequest, state: WebhookState, opts: Ad
   const { pod, namespace } = gate;
   const nodeName = pod.spec.nodeName;
   if (!nodeName) return allowed(allow(uid));
+  const glass = breaksGlass(pod.metadata.labels);
   if (!state.ready()) {
+    // Break-glass is for when things are broken: it does not wait for the rules either.
+    if (glass) return brokeGlass(request, pod, namespace, [], 'rules not loaded yet (gateway starting)');
     return denied(
       uid,
       503,
@@ -194,6 +231,7 @@ function admitPinnedPod(request: AdmissionRequest, state: WebhookState, opts: Ad
   const rules = rulesForPod(state.rules(), { namespace, labels: pod.metadata.labels ?? {} });
   const verdict = validatePinnedPod(nodeName, rules, state.nodes());
   if (verdict.allowed) return allowed(allow(uid));
+  if (glass) return brokeGlass(request, pod, namespace, verdict.refusedBy, verdict.message);
   return {
     ...denied(uid, 403, verdict.message),
     event: {

@@ -106,6 +106,25 @@ describe('webhook routes', () => {
     expect(status?.message).toContain('NodeLoadRule "only-n1"');
   });
 
+  it('POST /validate lets a break-glass pinned pod through with a warning, a warn line and the metric', async () => {
+    const labels = { 'nodeload.example.com/break-glass': 'true' };
+    const { body } = await post(
+      '/validate',
+      JSON.stringify(review('u-bg', { metadata: { name: 'bg', labels }, spec: { nodeName: 'n2' } })),
+    );
+    expect(body.response).toMatchObject({
+      uid: 'u-bg',
+      allowed: true,
+      warnings: [expect.stringMatching(/^break-glass/)],
+    });
+    expect(logLines.find((l) => l.msg === 'pinned pod allowed by break-glass')).toMatchObject({
+      level: 40,
+      pod: 'team/bg',
+      rules: ['only-n1'],
+    });
+    expect(await registry.metrics()).toMatch(/^nodeload_admission_break_glass_total 1$/m);
+  });
+
   it('hands a pod the gate kept to onNotSteered; a failure there never changes the answer', async () => {
     const draPod = (name: string) => ({ metadata: { name }, spec: { resourceClaims: [{ name: 'gpu' }] } });
     const first = await post('/mutate', JSON.stringify(review('u-ns-1', draPod('db-0'))));

@@ -48,6 +48,11 @@ function metrics(registry: Registry) {
       labelNames: ['route', 'result'] as const,
       registers: [registry],
     }),
+    breakGlass: new Counter({
+      name: 'nodeload_admission_break_glass_total',
+      help: 'Pinned pods the validating webhook allowed despite their NodeLoadRules because of the break-glass label.',
+      registers: [registry],
+    }),
     duration: new Histogram({
       name: 'nodeload_admission_duration_seconds',
       help: 'Time from request start to response, including body parsing, by route and result.',
@@ -68,7 +73,7 @@ function badRequest(res: Response, status: number, error: string, message: strin
 }
 
 export function webhookRouter(opts: WebhookRouterOptions): Router {
-  const { requests, duration } = metrics(opts.registry);
+  const { requests, breakGlass, duration } = metrics(opts.registry);
   const json = express.json({ limit: opts.bodyLimit });
   const router = express.Router();
 
@@ -109,8 +114,13 @@ export function webhookRouter(opts: WebhookRouterOptions): Router {
       let body: string;
       try {
         const admission = ADMIT[route](parsed.request, opts.state, opts);
-        if (admission.event) opts.log.info({ route, ...admission.event.fields }, admission.event.msg);
-        else opts.log.debug({ route, uid, result: admission.result }, 'admission request');
+        if (admission.breakGlass) breakGlass.inc();
+        if (admission.event) {
+          opts.log[admission.event.level ?? 'info'](
+            { route, ...admission.event.fields },
+            admission.event.msg,
+          );
+        } else opts.log.debug({ route, uid, result: admission.result }, 'admission request');
         if (admission.notSteered && opts.onNotSteered) {
           try {
             opts.onNotSteered(admission.notSteered);

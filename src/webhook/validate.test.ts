@@ -81,6 +81,7 @@ describe('validatePinnedPod', () => {
     expect(v.allowed).toBe(deniedBy.length === 0);
     if (!v.allowed) {
       expect(v.message).toContain(`node "${nodeName}"`);
+      expect(v.refusedBy).toEqual(deniedBy);
       for (const r of rules) {
         if (deniedBy.includes(r.name)) expect(v.message).toContain(`NodeLoadRule "${r.name}"`);
         else expect(v.message).not.toContain(`NodeLoadRule "${r.name}"`);

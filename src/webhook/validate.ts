@@ -7,7 +7,21 @@ import type { LabelSelector, LabelSelectorRequirement, NodeInfo } from '../clust
 import { allowedNodeNames, nodeAllowedByRule } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
 
-export type PodVerdict = { allowed: true } | { allowed: false; message: string };
+/** `refusedBy`: the names of the rules that forbid the node. */
+export type PodVerdict = { allowed: true } | { allowed: false; message: string; refusedBy: string[] };
+
+/**
+ * Break-glass: a pinned pod labelled so is allowed despite its rules (with a warning, a log line and
+ * nodeload_admission_break_glass_total), also while the gateway is down — its webhook entry fails
+ * open. The webhook cannot tell who may use it: restrict setting the label with RBAC and a
+ * ValidatingAdmissionPolicy (manifests/webhook/break-glass-policy.yaml, README "Break-glass").
+ */
+export const BREAK_GLASS_LABEL = 'nodeload.example.com/break-glass';
+export const BREAK_GLASS_VALUE = 'true';
+
+export function breaksGlass(labels: Readonly<Record<string, string>> | null | undefined): boolean {
+  return labels?.[BREAK_GLASS_LABEL] === BREAK_GLASS_VALUE;
+}
 
 /** Stands in for a node the cache does not know: no labels, so a rule's nodeSelector cannot match it. */
 function unknownNode(name: string): NodeInfo {
@@ -40,6 +54,7 @@ export function validatePinnedPod(
   const known = nodes.get(nodeName);
   const node = known ?? unknownNode(nodeName);
   const refusals: string[] = [];
+  const refusedBy: string[] = [];
   for (const rule of rules) {
     const reason = nodeAllowedByRule(rule, node);
     if (!reason) continue;
@@ -48,11 +63,13 @@ export function validatePinnedPod(
         ? 'node is unknown, so its labels cannot match nodeSelector'
         : reason.message;
     refusals.push(`NodeLoadRule "${rule.name}" does not allow node "${nodeName}" (${reason.code}: ${why})`);
+    refusedBy.push(rule.name);
   }
   if (refusals.length === 0) return { allowed: true };
   return {
     allowed: false,
     message: `pod is pinned by spec.nodeName to node "${nodeName}": ${refusals.join('; ')}`,
+    refusedBy,
   };
 }
 

@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { DAEMONSET_ANNOTATION } from '../../src/rules/daemonset.js';
+import { DAEMONSET_CONTROLLER_USERS } from '../../src/webhook/daemonset.js';
 import { OPT_OUT_LABEL, OPT_OUT_VALUE } from '../../src/webhook/gate.js';
+import { BREAK_GLASS_LABEL, BREAK_GLASS_VALUE } from '../../src/webhook/validate.js';
 import { renderLocalWebhooks } from './webhooks.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
@@ -13,6 +16,7 @@ describe('renderLocalWebhooks', () => {
     const hooks = [...(mutating.webhooks ?? []), ...(validating.webhooks ?? [])];
     expect(hooks.map((w) => w.clientConfig.url)).toEqual([
       'https://127.0.0.1:18443/mutate',
+      'https://127.0.0.1:18443/validate',
       'https://127.0.0.1:18443/validate',
       'https://127.0.0.1:18443/validate',
       'https://127.0.0.1:18443/validate',
@@ -28,6 +32,7 @@ describe('renderLocalWebhooks', () => {
     expect(mutating.webhooks?.[0]).toMatchObject({ failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded' });
     expect(validating.webhooks?.map((w) => [w.name, w.failurePolicy])).toEqual([
       ['pinned-pods.nodeload.example.com', 'Fail'],
+      ['pinned-pods-break-glass.nodeload.example.com', 'Ignore'],
       ['daemonset-pods.nodeload.example.com', 'Fail'],
       ['rules.nodeload.example.com', 'Ignore'],
     ]);
@@ -67,6 +72,27 @@ describe('renderLocalWebhooks', () => {
       expect(w.objectSelector).toBeUndefined();
       expect(w.namespaceSelector?.matchExpressions).toHaveLength(1);
     }
+  });
+
+  it('the CEL conditions name the label, annotation and users the gateway checks', () => {
+    const { mutating, validating } = renderLocalWebhooks({ port: 1, caPem: CA });
+    const conditions = (name: string) =>
+      [...(mutating.webhooks ?? []), ...(validating.webhooks ?? [])]
+        .find((w) => w.name === name)
+        ?.matchConditions?.map((c) => c.expression)
+        .join('\n') ?? '';
+    const steer = conditions('steer-pods.nodeload.example.com');
+    for (const user of DAEMONSET_CONTROLLER_USERS) expect(steer).toContain(`"${user}"`);
+    expect(conditions('daemonset-pods.nodeload.example.com')).toContain(`"${DAEMONSET_ANNOTATION}"`);
+    for (const hook of ['pinned-pods.nodeload.example.com', 'pinned-pods-break-glass.nodeload.example.com']) {
+      expect(conditions(hook)).toContain(`"${BREAK_GLASS_LABEL}"`);
+      expect(conditions(hook)).toContain(`"${BREAK_GLASS_VALUE}"`);
+    }
+    const policy = readFileSync(
+      fileURLToPath(new URL('../../manifests/webhook/break-glass-policy.yaml', import.meta.url)),
+      'utf8',
+    );
+    expect(policy).toContain(`"${BREAK_GLASS_LABEL}"`);
   });
 
   it('rejects a bad port', () => {

@@ -14,6 +14,7 @@ import {
   CustomObjectsApi,
   EventsV1Api,
   type EventsV1Event,
+  loadAllYaml,
   PatchStrategy,
   setHeaderOptions,
   type V1Pod,
@@ -28,6 +29,7 @@ import { createLogger } from '../../src/server/log.js';
 import { webhookComponent } from '../../src/webhook/component.js';
 import { NOT_STEERED_ANNOTATION, OPT_OUT_LABEL, OPT_OUT_VALUE } from '../../src/webhook/gate.js';
 import { RULES_ANNOTATION } from '../../src/webhook/mutate.js';
+import { BREAK_GLASS_LABEL } from '../../src/webhook/validate.js';
 import { createFakeNodes, deleteFakeNodes, describeApiError } from '../cluster/nodes.js';
 import { applyLocalWebhooks, deleteLocalWebhooks, type LocalWebhooks } from '../cluster/webhooks.js';
 import {
@@ -147,6 +149,11 @@ async function mutateCalls(): Promise<number> {
   const metric = (gateway as Gateway).registry.getSingleMetric('nodeload_admission_requests_total');
   const values = (await metric?.get())?.values ?? [];
   return values.filter((v) => v.labels.route === 'mutate').reduce((sum, v) => sum + v.value, 0);
+}
+
+async function breakGlassCount(): Promise<number> {
+  const metric = (gateway as Gateway).registry.getSingleMetric('nodeload_admission_break_glass_total');
+  return (await metric?.get())?.values[0]?.value ?? 0;
 }
 
 const pvcVolume = { name: 'data', persistentVolumeClaim: { claimName: 'data' } };
@@ -383,6 +390,69 @@ describe('admission webhook on the API server', () => {
 
     const allowed = await kubectlCreatePod(ruled.name, podManifest('pinned-a', { nodeName: nodeA }));
     expect(allowed.spec?.nodeName).toBe(nodeA);
+  });
+
+  it('break-glass: a labelled pinned pod is created despite its rule, with a warning; the policy keeps the label from users without the permission', async () => {
+    const glass = (name: string) =>
+      JSON.stringify(
+        podManifest(name, { nodeName: nodeB }, { labels: { app: 'web', [BREAK_GLASS_LABEL]: 'true' } }),
+      );
+    // The shipped policy, bound here to this file's namespaces only (other files share the cluster).
+    const [policy] = loadAllYaml(
+      await readFile(new URL('../../manifests/webhook/break-glass-policy.yaml', import.meta.url), 'utf8'),
+    );
+    const binding = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: `nodeload-break-glass-${scope}` },
+      spec: {
+        policyName: 'nodeload-break-glass',
+        validationActions: ['Deny'],
+        matchResources: { namespaceSelector: { matchLabels: { [TEST_LABEL]: scope } } },
+      },
+    };
+    const grant = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'alice-edit', namespace: ruled.name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }],
+    };
+    for (const doc of [policy, binding, grant]) {
+      const r = await kubectl(['create', '-f', '-'], JSON.stringify(doc));
+      expect(r.code, r.stderr).toBe(0);
+    }
+    try {
+      // alice may create pods in the namespace, but not break glass (once the policy is in force).
+      const refused = await waitFor('the break-glass policy to refuse alice', async () => {
+        const r = await kubectl(
+          ['--as=alice', 'create', '--dry-run=server', '-n', ruled.name, '-f', '-'],
+          glass('alice'),
+        );
+        return r.code !== 0 && r.stderr;
+      });
+      expect(refused).toContain(
+        'the label nodeload.example.com/break-glass needs the permission to use breakglass.nodeload.example.com; user alice has none',
+      );
+
+      // (Dry runs before the policy was in force reached the webhook too: count from here.)
+      const before = await breakGlassCount();
+      const r = await kubectl(['create', '-n', ruled.name, '-o', 'json', '-f', '-'], glass('glass'));
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(
+        `Warning: break-glass (${BREAK_GLASS_LABEL}): pinned to "${nodeB}" despite NodeLoadRule "${RULE}"`,
+      );
+      expect((JSON.parse(r.stdout) as V1Pod).spec?.nodeName).toBe(nodeB);
+      expect(
+        logLines.find(
+          (l) => l.msg === 'pinned pod allowed by break-glass' && l.pod === `${ruled.name}/glass`,
+        ),
+      ).toMatchObject({ level: 40, node: nodeB, rules: [RULE], dryRun: false });
+      expect(await breakGlassCount()).toBe(before + 1);
+    } finally {
+      await kubectl(['delete', 'validatingadmissionpolicybinding', binding.metadata.name]);
+      await kubectl(['delete', 'validatingadmissionpolicy', 'nodeload-break-glass']);
+    }
   });
 
   it('leaves pods in namespaces without rules untouched', async () => {
@@ -669,6 +739,12 @@ describe('admission webhook on the API server', () => {
     );
     expect(pinned.code).not.toBe(0);
     expect(pinned.stderr).toMatch(/failed calling webhook "pinned-pods\.nodeload\.example\.com"/);
+    // Break-glass still works: its webhook fails open.
+    const glass = await kubectlCreatePod(
+      ruled.name,
+      podManifest('glass-down', { nodeName: nodeB }, { labels: { app: 'web', [BREAK_GLASS_LABEL]: 'true' } }),
+    );
+    expect(glass.spec?.nodeName).toBe(nodeB);
     // Ordinary pods never call the validating webhook (matchConditions), so they are unaffected.
     expect(logLines.filter((l) => l.level >= 50)).toEqual([]);
   });
