@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { toNodeInfo, toPodInfo } from '../cluster/convert.js';
 import type { NodeMetricsInfo, PodInfo } from '../cluster/model.js';
-import { computeNodeLoad, estimatePodUsage, formatPercent, withPod } from './model.js';
-import { DEFAULT_LOAD_OPTIONS, type LoadOptions } from './types.js';
+import { computeNodeLoad, estimatePodUsage, formatPercent, sameLoad, withPod } from './model.js';
+import { loadAt } from './testing.js';
+import { DEFAULT_LOAD_OPTIONS, type LoadOptions, type NodeLoad } from './types.js';
 
 const Mi = 2 ** 20;
 const Gi = 2 ** 30;
@@ -373,5 +374,43 @@ describe('formatPercent', () => {
     [100, '100'],
   ])('%d → %s', (n, want) => {
     expect(formatPercent(n)).toBe(want);
+  });
+});
+
+describe('sameLoad', () => {
+  const base = loadAt('n1', 10, 20);
+  const usage = { cpuMilli: 400, memoryBytes: 2 ** 30, timestamp: 't1', windowSeconds: 30 };
+  const measured = loadAt('n1', 10, 20, { source: 'metrics', timestamp: 't1', usage });
+  it.each<[string, NodeLoad, NodeLoad, boolean]>([
+    ['identical', base, { ...base }, true],
+    [
+      'requests-based figures differ only in when they were computed',
+      base,
+      { ...base, timestamp: 'later' },
+      true,
+    ],
+    ['a measured figure of another sample time', measured, { ...measured, timestamp: 't2' }, false],
+    ['another cpu%', base, { ...base, cpuPercent: 11 }, false],
+    ['another memory%', base, { ...base, memoryPercent: 21 }, false],
+    ['another pod count', base, { ...base, podCount: 1 }, false],
+    ['another source', base, { ...base, source: 'metrics' }, false],
+    ['stale now', base, { ...base, metricsStale: true }, false],
+    ['unavailable now', base, { ...base, unavailable: true }, false],
+    ['more requested', base, { ...base, requested: { cpuMilli: 1, memoryBytes: 0 } }, false],
+    [
+      'another estimate',
+      base,
+      { ...base, estimated: { cpuMilli: 0, memoryBytes: 1 }, estimatedPods: 0 },
+      false,
+    ],
+    ['another estimated pod count', base, { ...base, estimatedPods: 1 }, false],
+    ['another effective figure', base, { ...base, effective: { cpuMilli: 5, memoryBytes: 0 } }, false],
+    ['another allocatable', base, { ...base, allocatable: { ...base.allocatable, pods: 10 } }, false],
+    ['a sample appears', base, { ...base, usage }, false],
+    ['the same sample, copied', measured, { ...measured, usage: { ...usage } }, true],
+    ['another sample window', measured, { ...measured, usage: { ...usage, windowSeconds: 60 } }, false],
+  ])('%s → %s', (_, a, b, want) => {
+    expect(sameLoad(a, b)).toBe(want);
+    expect(sameLoad(b, a)).toBe(want);
   });
 });

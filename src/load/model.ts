@@ -161,3 +161,37 @@ export function formatPercent(n: number): string {
   const rounded = Math.round(n * 10) / 10;
   return Number.isInteger(rounded) ? String(rounded) : rounded.toFixed(1);
 }
+
+const sameCpuMem = (a: CpuMem, b: CpuMem) => a.cpuMilli === b.cpuMilli && a.memoryBytes === b.memoryBytes;
+
+/**
+ * Equal for every purpose but the computation time a requests-based figure carries: the tracker emits
+ * a change only when this is false. Field by field (it runs for every node on every recompute; a
+ * JSON.stringify of both figures allocated two strings each time).
+ */
+export function sameLoad(a: NodeLoad, b: NodeLoad): boolean {
+  const ua = a.usage;
+  const ub = b.usage;
+  return (
+    a.node === b.node &&
+    a.source === b.source &&
+    a.cpuPercent === b.cpuPercent &&
+    a.memoryPercent === b.memoryPercent &&
+    a.podCount === b.podCount &&
+    a.estimatedPods === b.estimatedPods &&
+    a.metricsStale === b.metricsStale &&
+    a.unavailable === b.unavailable &&
+    (a.source === 'requests' || a.timestamp === b.timestamp) &&
+    a.allocatable.pods === b.allocatable.pods &&
+    sameCpuMem(a.allocatable, b.allocatable) &&
+    sameCpuMem(a.requested, b.requested) &&
+    sameCpuMem(a.estimated, b.estimated) &&
+    sameCpuMem(a.effective, b.effective) &&
+    (ua === ub ||
+      (ua !== undefined &&
+        ub !== undefined &&
+        sameCpuMem(ua, ub) &&
+        ua.timestamp === ub.timestamp &&
+        ua.windowSeconds === ub.windowSeconds))
+  );
+}

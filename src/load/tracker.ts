@@ -10,7 +10,7 @@
 import { type PodInfo, podKey } from '../cluster/model.js';
 import type { ClusterTopics, ClusterView } from '../cluster/view.js';
 import { EventBus, type Subscribable } from '../events/bus.js';
-import { computeNodeLoad } from './model.js';
+import { computeNodeLoad, sameLoad } from './model.js';
 import { DEFAULT_LOAD_OPTIONS, type LoadOptions, type NodeLoad } from './types.js';
 
 /** `load` is undefined when the node went away; `previous` is undefined for a new node. */
@@ -51,12 +51,6 @@ export interface LoadTrackerOptions {
   /** Recompute every node this often so stale metrics are noticed; 0 disables. Default 15. */
   refreshSeconds?: number;
   onListenerError?: (err: unknown, topic: string) => void;
-}
-
-/** Equal for every purpose but the computation time a requests-based figure carries. */
-function sameLoad(a: NodeLoad, b: NodeLoad): boolean {
-  const strip = (l: NodeLoad) => JSON.stringify(l.source === 'requests' ? { ...l, timestamp: '' } : l);
-  return strip(a) === strip(b);
 }
 
 export class LoadTracker implements LoadView {
