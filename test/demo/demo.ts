@@ -2,6 +2,9 @@
  * `npm run demo`: a local cluster, the gateway as its own process wired in as webhook and aggregated
  * API, simulated nodes with background load, example rules (the original design's among them) and a
  * workload that keeps changing, so the dashboard moves. Ctrl-C stops everything it started.
+ *
+ * `npm run demo -- --extender`: the same, but the cluster's own kube-scheduler places the pods, calling
+ * the gateway as its extender (manifests/scheduler/extender.yaml; the gateway's loop is off).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -10,6 +13,7 @@ import { AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '
 import { load } from 'js-yaml';
 import { registerLocalApiService, waitForApiServiceAvailable } from '../cluster/apiservice.js';
 import { freePorts, probe, startCluster, stopCluster } from '../cluster/controlplane.js';
+import { localExtenderSchedulerConfig } from '../cluster/extender.js';
 import { createFakeNodes, type FakeNodeSpec } from '../cluster/nodes.js';
 import { applyLocalWebhooks } from '../cluster/webhooks.js';
 import { startFakeMetricsServer } from '../fixtures/metrics-server.js';
@@ -18,6 +22,7 @@ import { usageLoop, workloadLoop } from './workload.js';
 const root = path.resolve(import.meta.dirname, '../..');
 const dir = path.join(root, '.run/demo');
 const say = (msg: string) => console.log(`\x1b[36m[demo]\x1b[0m ${msg}`);
+const extenderMode = process.argv.slice(2).includes('--extender');
 
 async function portOr(preferred: number): Promise<number> {
   const ok = await new Promise<boolean>((resolve) => {
@@ -100,7 +105,18 @@ async function main(): Promise<void> {
 
   await stopCluster(dir).catch(() => undefined); // a previous demo killed hard
   say('starting the local control plane (the first run compiles it from Go modules: ~5-30 min)');
-  const cluster = await startCluster({ dir });
+  // In extender mode kube-scheduler is told the gateway's HTTPS port up front.
+  const [httpsPort] = (await freePorts(1)) as [number];
+  const cluster = await startCluster({
+    dir,
+    ...(extenderMode
+      ? {
+          scheduler: true,
+          schedulerConfig: (c) => localExtenderSchedulerConfig({ ...c, port: httpsPort }),
+        }
+      : {}),
+  });
+  if (extenderMode) say('kube-scheduler runs with nodeload as its extender (profile nodeload-scheduler)');
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
 
@@ -114,7 +130,6 @@ async function main(): Promise<void> {
   const metrics = await startFakeMetricsServer({ pkiDir: cluster.pkiDir, kubeconfig: cluster.kubeconfig });
 
   const httpPort = await portOr(8080);
-  const [httpsPort] = await freePorts(1);
   say(`starting the gateway on :${httpPort} (HTTP) and :${httpsPort} (HTTPS)`);
   const gateway = spawn(
     path.join(root, 'node_modules/.bin/tsx'),
@@ -128,6 +143,9 @@ async function main(): Promise<void> {
       `--tls-key-file=${cluster.pki.servingKey}`,
       '--log-level=info',
       '--metrics-poll-seconds=5',
+      ...(extenderMode
+        ? ['--native-scheduler=false', `--extender-client-ca-file=${cluster.pki.caCert}`]
+        : []),
     ],
     { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
   );
@@ -151,8 +169,8 @@ async function main(): Promise<void> {
 
   const caPem = readFileSync(cluster.pki.caCert, 'utf8');
   say('registering the admission webhooks and the aggregated API');
-  await applyLocalWebhooks(kc, { port: httpsPort!, caPem });
-  await registerLocalApiService(kc, { port: httpsPort!, caPem });
+  await applyLocalWebhooks(kc, { port: httpsPort, caPem });
+  await registerLocalApiService(kc, { port: httpsPort, caPem });
   await waitForApiServiceAvailable(kc, { timeoutMs: 60_000 });
 
   const core = kc.makeApiClient(CoreV1Api);
@@ -172,7 +190,7 @@ async function main(): Promise<void> {
 
   const kubectl = 'kubectl';
   console.log(`
-  \x1b[1mnodeload is running\x1b[0m
+  \x1b[1mnodeload is running\x1b[0m${extenderMode ? ' as kube-scheduler\'s extender (decisions "via kube-scheduler")' : ''}
     dashboard      ${base}/
     GraphiQL       ${base}/graphql
     metrics        ${base}/metrics

@@ -15,7 +15,8 @@ import { extenderComponent } from '../../src/extender/component.js';
 import { graphqlComponent } from '../../src/graphql/component.js';
 import { schedulerComponent } from '../../src/scheduler/component.js';
 import type { Scheduler } from '../../src/scheduler/scheduler.js';
-import { freePorts, type PkiPaths } from '../cluster/controlplane.js';
+import { freePorts } from '../cluster/controlplane.js';
+import { localExtenderSchedulerConfig } from '../cluster/extender.js';
 import { createFakeNodes, deleteFakeNodes } from '../cluster/nodes.js';
 import { postGraphQL, sseSubscribe } from '../kit/graphql.js';
 import {
@@ -36,42 +37,19 @@ const leaseNamespace = uniqueName('ext-lease');
 let httpsPort = 0;
 let gateway: Gateway | undefined;
 
-/** kube-scheduler's configuration: its default profile, nodeload-scheduler, and nodeload as extender. */
-function schedulerConfig(c: { kubeconfig: string; pki: PkiPaths }): string {
-  return `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: ${JSON.stringify(c.kubeconfig)}
-leaderElection:
-  leaderElect: false
-profiles:
-  - schedulerName: default-scheduler
-  - schedulerName: ${SCHEDULER}
-extenders:
-  - urlPrefix: https://127.0.0.1:${httpsPort}/extender
-    filterVerb: filter
-    prioritizeVerb: prioritize
-    bindVerb: bind
-    weight: 5
-    enableHTTPS: true
-    nodeCacheCapable: true
-    ignorable: true
-    httpTimeout: 5s
-    tlsConfig:
-      caFile: ${JSON.stringify(c.pki.caCert)}
-      certFile: ${JSON.stringify(c.pki.adminCert)}
-      keyFile: ${JSON.stringify(c.pki.adminKey)}
-`;
-}
-
 beforeAll(async () => {
   [httpsPort] = (await freePorts(1)) as [number];
-  await usePrivateCluster({ scheduler: true, schedulerConfig });
+  await usePrivateCluster({
+    scheduler: true,
+    schedulerConfig: (c) => localExtenderSchedulerConfig({ ...c, port: httpsPort }),
+  });
   const config = parseConfig({
     kubeconfig: provided('kubeconfig'),
     httpPort: 0,
     httpsPort,
     bindAddress: '127.0.0.1',
+    // GraphQL on 127.0.0.1 without a token (the test reads the history and subscribes).
+    anonymousUserPort: true,
     tlsCertFile: pkiPath('serving.crt'),
     tlsKeyFile: pkiPath('serving.key'),
     extenderClientCaFile: pkiPath('ca.crt'),
