@@ -107,6 +107,10 @@ describe('decision events', () => {
     const d = decide(2000, allowed);
     const json = encodeDecision(d, 4096);
     expect(Buffer.byteLength(json)).toBeLessThanOrEqual(4096);
+    // As many as fit: the room left is less than one more candidate would take.
+    const items = (JSON.parse(json) as { c: unknown[] }).c;
+    const largest = Math.max(...items.map((c) => Buffer.byteLength(JSON.stringify(c))));
+    expect(4096 - Buffer.byteLength(json)).toBeLessThan(largest + 1);
     const back = decisionFromEvent({
       reason: 'Scheduled',
       note: d.message,
