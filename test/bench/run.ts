@@ -7,6 +7,7 @@
 //   NODELOAD_BENCH_PROFILE=1                   V8 CPU profiles of the servers under test (use with KEEP=1)
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { runExtenderBench } from './extender.bench.js';
 import {
   acquireCluster,
   type BenchReport,
@@ -38,6 +39,8 @@ async function main(): Promise<void> {
     reports.push(await runWebhookBench(cluster));
     log('scheduler bench');
     reports.push(await runSchedulerBench(cluster));
+    log('extender bench');
+    reports.push(await runExtenderBench(cluster));
   } finally {
     await cluster.release();
   }

@@ -80,16 +80,15 @@ const MAIN_SCRIPT = path.join(REPO_ROOT, 'src', 'main.ts');
 // ---------------------------------------------------------------------------------------------------------
 // schedulers under test
 
-async function startFastKubeScheduler(cluster: BenchCluster): Promise<SchedulerProcess> {
-  const { state, workDir } = cluster;
-  const [port] = (await freePorts(1)) as [number];
-  const config = path.join(workDir, 'kube-scheduler-qps500.yaml');
-  await writeFile(
-    config,
-    `apiVersion: kubescheduler.config.k8s.io/v1
+export async function startFastKubeScheduler(cluster: BenchCluster): Promise<SchedulerProcess> {
+  return await startKubeScheduler(cluster, {
+    label: 'kube-scheduler, client QPS 500 / burst 1000',
+    schedulerName: KUBE_SCHEDULER_FAST,
+    prefix: 'kq',
+    config: `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection:
-  kubeconfig: ${JSON.stringify(state.kubeconfig)}
+  kubeconfig: ${JSON.stringify(cluster.state.kubeconfig)}
   qps: 500
   burst: 1000
 leaderElection:
@@ -97,8 +96,19 @@ leaderElection:
 profiles:
 - schedulerName: ${KUBE_SCHEDULER_FAST}
 `,
-  );
-  const logFile = path.join(workDir, 'kube-scheduler-qps500.log');
+  });
+}
+
+/** A kube-scheduler of its own with this KubeSchedulerConfiguration (YAML), healthy. */
+export async function startKubeScheduler(
+  cluster: BenchCluster,
+  s: Omit<SchedulerProcess, 'pid' | 'child'> & { config: string },
+): Promise<SchedulerProcess> {
+  const { state, workDir } = cluster;
+  const [port] = (await freePorts(1)) as [number];
+  const config = path.join(workDir, `${s.schedulerName}.yaml`);
+  await writeFile(config, s.config);
+  const logFile = path.join(workDir, `${s.schedulerName}.log`);
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
@@ -118,22 +128,20 @@ profiles:
   } finally {
     closeSync(fd);
   }
-  await waitForUrl(`https://127.0.0.1:${port}/healthz`, (s) => s === 200, {
-    what: 'kube-scheduler (QPS 500)',
+  await waitForUrl(`https://127.0.0.1:${port}/healthz`, (status) => status === 200, {
+    what: s.label,
     child,
     logFile,
   });
-  if (!child.pid) throw new Error('kube-scheduler (QPS 500) has no pid');
-  return {
-    label: 'kube-scheduler, client QPS 500 / burst 1000',
-    schedulerName: KUBE_SCHEDULER_FAST,
-    pid: child.pid,
-    child,
-    prefix: 'kq',
-  };
+  if (!child.pid) throw new Error(`${s.label} has no pid`);
+  return { label: s.label, schedulerName: s.schedulerName, pid: child.pid, child, prefix: s.prefix };
 }
 
-async function startGateway(cluster: BenchCluster): Promise<SchedulerProcess & { httpPort: number }> {
+/** The gateway as deployed (`src/main.ts`, every component); `extraArgs` add flags (the extender's). */
+export async function startGateway(
+  cluster: BenchCluster,
+  extraArgs: string[] = [],
+): Promise<SchedulerProcess & { httpPort: number }> {
   const [httpPort] = (await freePorts(1)) as [number];
   const logFile = path.join(cluster.workDir, 'gateway.log');
   const child = spawnTs(
@@ -146,6 +154,7 @@ async function startGateway(cluster: BenchCluster): Promise<SchedulerProcess & {
       '--install-crd=false',
       `--scheduler-name=${NODELOAD_SCHEDULER}`,
       '--log-level=info',
+      ...extraArgs,
     ],
     {
       logFile,
@@ -186,7 +195,10 @@ async function startGateway(cluster: BenchCluster): Promise<SchedulerProcess & {
 // ---------------------------------------------------------------------------------------------------------
 // the bench
 
-async function prepareCluster(cluster: BenchCluster, opts: SchedulerBenchOptions): Promise<KubeConfig> {
+export async function prepareCluster(
+  cluster: BenchCluster,
+  opts: SchedulerBenchOptions,
+): Promise<KubeConfig> {
   const kubeconfig = cluster.state.kubeconfig;
   const kc = loadKubeConfig(kubeconfig);
   await ensureCrd(kc, createLogger('silent'));
@@ -450,7 +462,8 @@ function report(
   };
 }
 
-async function main(): Promise<void> {
+/** --pods, --nodes, --concurrency, --rounds, --workload from the command line (this bench's and extender's). */
+export function schedulerBenchArgs(): Partial<SchedulerBenchOptions> {
   const { values } = parseArgs({
     options: {
       pods: { type: 'string' },
@@ -466,6 +479,11 @@ async function main(): Promise<void> {
   if (values.concurrency) opts.concurrency = Number(values.concurrency);
   if (values.rounds) opts.rounds = Number(values.rounds);
   if (values.workload) opts.workload = values.workload as BenchWorkload;
+  return opts;
+}
+
+async function main(): Promise<void> {
+  const opts = schedulerBenchArgs();
   const cluster = await acquireCluster({ scheduler: true });
   try {
     console.log(renderReport(await runSchedulerBench(cluster, opts)));

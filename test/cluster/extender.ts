@@ -9,10 +9,19 @@ import { dump, load } from 'js-yaml';
 import { manifestPath } from './manifests.js';
 import type { PkiPaths } from './pki.js';
 
-export function localExtenderSchedulerConfig(c: { kubeconfig: string; pki: PkiPaths; port: number }): string {
+export function localExtenderSchedulerConfig(c: {
+  kubeconfig: string;
+  pki: PkiPaths;
+  port: number;
+  /** Replace the manifest's profiles (a bench runs this kube-scheduler beside others). */
+  profiles?: string[];
+  /** kube-scheduler's API client limits (its defaults: QPS 50, burst 100). */
+  qps?: { qps: number; burst: number };
+}): string {
   // biome-ignore lint/suspicious/noExplicitAny: the manifest as YAML, a few fields replaced.
   const doc = load(readFileSync(manifestPath('scheduler/extender.yaml'), 'utf8')) as any;
-  doc.clientConnection.kubeconfig = c.kubeconfig;
+  doc.clientConnection = { ...doc.clientConnection, kubeconfig: c.kubeconfig, ...c.qps };
+  if (c.profiles) doc.profiles = c.profiles.map((schedulerName) => ({ schedulerName }));
   doc.leaderElection = { leaderElect: false };
   const [extender] = doc.extenders;
   extender.urlPrefix = `https://127.0.0.1:${c.port}/extender`;
