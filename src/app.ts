@@ -16,11 +16,14 @@ import type { LoadOptions } from './load/types.js';
 import { ensureCrd } from './operator/install-crd.js';
 import { NODE_LOAD_RULE_KIND } from './rules/kind.js';
 import type { NodeLoadRule } from './rules/types.js';
+import { CachedTokenAuthenticator, kubeTokenReviewer } from './server/authn.js';
+import { CachedAccessReviewer, kubeSubjectAccessReviewer } from './server/authz.js';
 import type { ComponentContext, GatewayComponent } from './server/component.js';
 import { componentLogger, createLogger, type Logger } from './server/log.js';
 import { createMetricsRegistry } from './server/metrics.js';
 import { createTlsServer, type TlsServer } from './server/tls-server.js';
 import { createUserApp, finishApp } from './server/user-app.js';
+import { UserPortAuth } from './server/user-auth.js';
 
 export const VERSION = '0.1.0';
 
@@ -32,6 +35,8 @@ export interface GatewayContext extends ComponentContext {
   loads: LoadTracker;
   /** One election per process: the operator writes and the scheduler binds only while it leads. */
   leader: LeaderElector;
+  /** The user-facing port's authentication (TokenReview) and authorization (SubjectAccessReview). */
+  userAuth: UserPortAuth;
 }
 
 export type { GatewayComponent };
@@ -106,13 +111,28 @@ export async function startGateway(
     retryPeriodSeconds: config.leaseRetryPeriodSeconds,
     registry,
   });
-  const ctx: GatewayContext = { config, log, kubeConfig, registry, cache, loads, leader };
+  const userAuth = new UserPortAuth({
+    anonymous: config.anonymousUserPort,
+    authenticator: new CachedTokenAuthenticator(kubeTokenReviewer(kubeConfig)),
+    reviewer: new CachedAccessReviewer(kubeSubjectAccessReviewer(kubeConfig)),
+    log: componentLogger(log, 'auth'),
+  });
+  if (config.anonymousUserPort) {
+    gwLog.warn(
+      { bindAddress: config.bindAddress },
+      '--anonymous-user-port: requests without a token are served unrestricted (loopback only)',
+    );
+  }
+  const ctx: GatewayContext = { config, log, kubeConfig, registry, cache, loads, leader, userAuth };
 
   const components: GatewayComponent[] = [];
   for (const f of factories) components.push(await f(ctx));
 
   const userApp = createUserApp({
     registry,
+    auth: userAuth,
+    corsAllowedOrigins: config.corsAllowedOrigins,
+    bodyLimitBytes: config.userBodyLimitBytes,
     readiness: () =>
       cache.isReady()
         ? { ready: true }

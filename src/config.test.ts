@@ -9,7 +9,17 @@ describe('loadConfig', () => {
       httpsPort: 8443,
       schedulerName: 'nodeload-scheduler',
       leaderElect: true,
+      anonymousUserPort: false,
+      corsAllowedOrigins: [],
+      production: false,
     });
+  });
+
+  it('reads the CORS allow-list as a comma-separated list of origins', () => {
+    expect(
+      loadConfig(['--cors-allowed-origins', 'https://a.example/, https://b.example:8443'], {})
+        .corsAllowedOrigins,
+    ).toEqual(['https://a.example', 'https://b.example:8443']);
   });
 
   it.each([
@@ -30,6 +40,14 @@ describe('loadConfig', () => {
       key: 'staleMetricsPolicy',
       want: 'fail-closed',
     },
+    {
+      argv: ['--anonymous-user-port=true', '--bind-address=127.0.0.1'],
+      env: {},
+      key: 'anonymousUserPort',
+      want: true,
+    },
+    { argv: [], env: {}, key: 'anonymousUserPort', want: false },
+    { argv: ['--production=true'], env: {}, key: 'production', want: true },
   ])('$argv $env → $key=$want', ({ argv, env, key, want }) => {
     expect(loadConfig(argv, env)[key as keyof ReturnType<typeof loadConfig>]).toBe(want);
   });
@@ -52,6 +70,11 @@ describe('loadConfig', () => {
       argv: ['--lease-duration-seconds', '30', '--lease-retry-period-seconds', '0'],
       msg: '--lease-retry-period-seconds must be greater than zero',
     },
+    {
+      argv: ['--anonymous-user-port=true'],
+      msg: '--anonymous-user-port (NODELOAD_ANONYMOUS_USER_PORT): --anonymous-user-port=true serves every request without a token, so it needs a loopback --bind-address',
+    },
+    { argv: ['--anonymous-user-port=true', '--bind-address=10.0.0.5'], msg: '--anonymous-user-port' },
   ])('rejects $argv with a message naming the flag', ({ argv, msg }) => {
     expect(() => loadConfig(argv, {})).toThrow(ConfigError);
     expect(() => loadConfig(argv, {})).toThrow(msg);

@@ -5,6 +5,8 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { checkElectionTimings, electionTimings } from './leader/election.js';
+import { isLoopbackAddress } from './server/authn.js';
+import { parseOrigins } from './server/cors.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.union([
@@ -68,6 +70,36 @@ export const ConfigSchema = z
         'Serve the kube-scheduler extender verbs on the HTTPS port to clients whose certificate this CA signed',
       ),
     webhookBodyLimit: z.string().default('8mb'),
+    anonymousUserPort: bool
+      .default(false)
+      .describe(
+        'Serve requests without a token on the HTTP port as an unrestricted user; only with a loopback --bind-address',
+      ),
+    corsAllowedOrigins: z
+      .string()
+      .default('')
+      .transform(parseOrigins)
+      .describe(
+        'Comma-separated origins whose pages may call the HTTP port (CORS, WebSocket); none by default',
+      ),
+    production: bool.default(false).describe('GraphiQL and GraphQL introspection off'),
+    maxSubscriptionsPerConnection: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(100)
+      .describe('Operations one GraphQL WebSocket connection may run at once'),
+    userBodyLimitBytes: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(1024 * 1024)
+      .describe('Largest request body and WebSocket message on the HTTP port'),
+  })
+  .refine((c) => !c.anonymousUserPort || isLoopbackAddress(c.bindAddress), {
+    message:
+      '--anonymous-user-port=true serves every request without a token, so it needs a loopback --bind-address (127.0.0.1 or ::1)',
+    path: ['anonymousUserPort'],
   })
   .refine((c) => Boolean(c.tlsCertFile) === Boolean(c.tlsKeyFile), {
     message: '--tls-cert-file and --tls-key-file go together: give both or neither',

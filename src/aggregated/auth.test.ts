@@ -1,15 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { UserInfo } from '../server/authz.js';
 import {
   AuthConfigError,
   alwaysAllowed,
-  DecisionCache,
-  decisionKey,
   forbidden,
   parseAuthenticationConfigMap,
   type RequestHeaderConfig,
   requestAttributes,
-  subjectAccessReview,
-  type UserInfo,
   userFromHeaders,
   verifyClientChain,
 } from './auth.js';
@@ -210,58 +207,6 @@ describe('alwaysAllowed', () => {
     ['anyone else', alice, list, false],
   ])('%s', (_what, user, attrs, want) => {
     expect(alwaysAllowed(user, attrs)).toBe(want);
-  });
-});
-
-describe('subjectAccessReview', () => {
-  it('asks about the user and the resource', () => {
-    const sar = subjectAccessReview({ ...alice, uid: 'u1', extra: { scopes: ['x'] } }, list);
-    expect(sar).toEqual({
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: 'SubjectAccessReview',
-      spec: {
-        user: 'alice',
-        uid: 'u1',
-        groups: ['dev', 'system:authenticated'],
-        extra: { scopes: ['x'] },
-        resourceAttributes: {
-          verb: 'list',
-          group: 'nodeload.example.com',
-          version: 'v1alpha1',
-          resource: 'nodeloads',
-        },
-      },
-    });
-  });
-
-  it('asks about the path for non-resource URLs', () => {
-    expect(subjectAccessReview(alice, requestAttributes('GET', '/openapi/v2', {})).spec).toEqual({
-      user: 'alice',
-      groups: ['dev', 'system:authenticated'],
-      nonResourceAttributes: { verb: 'get', path: '/openapi/v2' },
-    });
-  });
-});
-
-describe('DecisionCache', () => {
-  it('keeps a decision for its TTL, keyed regardless of group order', () => {
-    const cache = new DecisionCache(10_000);
-    const key = decisionKey(alice, list);
-    cache.set(key, { allowed: true, reason: '' }, 0);
-    expect(cache.get(decisionKey({ ...alice, groups: [...alice.groups].reverse() }, list), 9_999)).toEqual({
-      allowed: true,
-      reason: '',
-    });
-    expect(cache.get(key, 10_000)).toBeUndefined();
-    expect(cache.get(decisionKey(alice, { ...list, verb: 'watch' } as typeof list), 0)).toBeUndefined();
-  });
-
-  it('evicts the oldest entries beyond its size', () => {
-    const cache = new DecisionCache(10_000, 2);
-    for (const k of ['a', 'b', 'c']) cache.set(k, { allowed: false, reason: '' }, 0);
-    expect(cache.size).toBe(2);
-    expect(cache.get('a', 0)).toBeUndefined();
-    expect(cache.get('c', 0)).toBeDefined();
   });
 });
 

@@ -6,6 +6,7 @@
  * a SubjectAccessReview for those attributes. Everything here is pure; security.ts does the I/O.
  */
 import { X509Certificate } from 'node:crypto';
+import type { RequestAttributes, UserInfo } from '../server/authz.js';
 import {
   type ChainVerdict,
   NOT_SIGNED,
@@ -100,13 +101,6 @@ export function verifyClientChain(
   return verdict;
 }
 
-export interface UserInfo {
-  name: string;
-  uid?: string;
-  groups: string[];
-  extra: Record<string, string[]>;
-}
-
 export const AUTHENTICATED_GROUP = 'system:authenticated';
 export const MASTERS_GROUP = 'system:masters';
 
@@ -149,19 +143,6 @@ export function userFromHeaders(headers: HeaderLines, cfg: RequestHeaderConfig):
   const uid = firstValue(headers, cfg.uidHeaders);
   return { name, ...(uid ? { uid } : {}), groups, extra };
 }
-
-export type RequestAttributes =
-  | {
-      kind: 'resource';
-      verb: string;
-      group: string;
-      version: string;
-      resource: string;
-      subresource?: string;
-      namespace?: string;
-      name?: string;
-    }
-  | { kind: 'nonResource'; verb: string; path: string };
 
 function truthy(v: string | undefined): boolean {
   return v === 'true' || v === '1';
@@ -220,91 +201,6 @@ export const ALWAYS_ALLOWED_PATHS: ReadonlySet<string> = new Set(['/healthz', '/
 export function alwaysAllowed(user: UserInfo | undefined, attrs: RequestAttributes): boolean {
   if (attrs.kind === 'nonResource' && ALWAYS_ALLOWED_PATHS.has(attrs.path)) return true;
   return user?.groups.includes(MASTERS_GROUP) ?? false;
-}
-
-export interface SubjectAccessReviewBody {
-  apiVersion: 'authorization.k8s.io/v1';
-  kind: 'SubjectAccessReview';
-  spec: {
-    user: string;
-    uid?: string;
-    groups: string[];
-    extra?: Record<string, string[]>;
-    resourceAttributes?: {
-      verb: string;
-      group: string;
-      version: string;
-      resource: string;
-      subresource?: string;
-      namespace?: string;
-      name?: string;
-    };
-    nonResourceAttributes?: { verb: string; path: string };
-  };
-}
-
-export function subjectAccessReview(user: UserInfo, attrs: RequestAttributes): SubjectAccessReviewBody {
-  const { kind, ...rest } = attrs;
-  return {
-    apiVersion: 'authorization.k8s.io/v1',
-    kind: 'SubjectAccessReview',
-    spec: {
-      user: user.name,
-      ...(user.uid ? { uid: user.uid } : {}),
-      groups: user.groups,
-      ...(Object.keys(user.extra).length > 0 ? { extra: user.extra } : {}),
-      ...(kind === 'resource'
-        ? { resourceAttributes: rest as never }
-        : { nonResourceAttributes: rest as never }),
-    },
-  };
-}
-
-/** One cache key per (user, attributes): group and extra order does not matter. */
-export function decisionKey(user: UserInfo, attrs: RequestAttributes): string {
-  const extra = Object.entries(user.extra)
-    .map(([k, v]) => [k, [...v].sort()] as const)
-    .sort((a, b) => (a[0] < b[0] ? -1 : 1));
-  return JSON.stringify([user.name, user.uid ?? '', [...user.groups].sort(), extra, attrs]);
-}
-
-export interface AuthorizationDecision {
-  allowed: boolean;
-  reason: string;
-}
-
-/** Authorization decisions for a short while (k8s.io/apiserver: 10 s allowed, 10 s denied), bounded in size. */
-export class DecisionCache {
-  private readonly entries = new Map<string, { decision: AuthorizationDecision; expires: number }>();
-
-  constructor(
-    private readonly ttlMs = 10_000,
-    private readonly maxEntries = 10_000,
-  ) {}
-
-  get(key: string, now: number): AuthorizationDecision | undefined {
-    const e = this.entries.get(key);
-    if (!e) return undefined;
-    if (e.expires <= now) {
-      this.entries.delete(key);
-      return undefined;
-    }
-    return e.decision;
-  }
-
-  set(key: string, decision: AuthorizationDecision, now: number): void {
-    this.entries.delete(key);
-    this.entries.set(key, { decision, expires: now + this.ttlMs });
-    // Maps iterate in insertion order: the first entries are the oldest.
-    for (const k of this.entries.keys()) {
-      if (this.entries.size <= this.maxEntries) break;
-      this.entries.delete(k);
-    }
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
 }
 
 /** The 403 as the apiserver words it, so kubectl prints the familiar "cannot list resource" line. */

@@ -4,20 +4,24 @@
  * gateway) and GET /api/node-load on the user-facing port, both served from one NodeLoadStore kept
  * current from the shared cache and load tracker.
  */
-import { AuthorizationV1Api, CoreV1Api, type V1SubjectAccessReview } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { Gauge } from 'prom-client';
 import { httpStatusOf } from '../cluster/informer.js';
 import type { ClusterView } from '../cluster/view.js';
 import type { LoadView } from '../load/tracker.js';
 import type { NodeLoadRule } from '../rules/types.js';
+import {
+  CachedAccessReviewer,
+  kubeSubjectAccessReviewer,
+  type SubjectAccessReviewer,
+} from '../server/authz.js';
 import type { ComponentContext, GatewayComponent } from '../server/component.js';
 import { componentLogger } from '../server/log.js';
-import { AUTHENTICATION_CONFIGMAP, DecisionCache } from './auth.js';
+import { AUTHENTICATION_CONFIGMAP } from './auth.js';
 import { kubeRoutes, userRoutes } from './routes.js';
 import {
   frontProxyAuthentication,
   RequestHeaderConfigLoader,
-  type SubjectAccessReviewer,
   subjectAccessReviewAuthorization,
 } from './security.js';
 import { NodeLoadStore, type NodeLoadStoreOptions } from './store.js';
@@ -66,16 +70,7 @@ export function aggregatedApiComponent(
         throw err;
       }
     });
-  const authorization = ctx.kubeConfig.makeApiClient(AuthorizationV1Api);
-  const review: SubjectAccessReviewer =
-    deps.review ??
-    (async (body) => {
-      const result = await authorization.createSubjectAccessReview({ body: body as V1SubjectAccessReview });
-      return {
-        allowed: result.status?.allowed === true && result.status?.denied !== true,
-        reason: result.status?.reason ?? '',
-      };
-    });
+  const review = deps.review ?? kubeSubjectAccessReviewer(ctx.kubeConfig);
   const loader = new RequestHeaderConfigLoader({ read: readAuthenticationConfig, log });
 
   new Gauge({
@@ -94,7 +89,7 @@ export function aggregatedApiComponent(
     log,
     ready: () => synced,
     authenticate: frontProxyAuthentication(loader, log),
-    authorize: subjectAccessReviewAuthorization(review, log, new DecisionCache(10_000)),
+    authorize: subjectAccessReviewAuthorization(new CachedAccessReviewer(review), log),
     ...(deps.now ? { now: deps.now } : {}),
     ...(deps.watchTimeoutMs ? { watchTimeoutMs: deps.watchTimeoutMs } : {}),
   });

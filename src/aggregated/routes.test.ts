@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express, { type RequestHandler } from 'express';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeUserPortAuth } from '../server/testing.js';
 import { unauthorized } from './api.js';
 import { kubeRoutes, userRoutes } from './routes.js';
 import { NodeLoadStore } from './store.js';
@@ -25,6 +26,12 @@ const authenticate: RequestHandler = (req, res, next) => {
   next();
 };
 const authorize: RequestHandler = (_req, _res, next) => next();
+const gate = fakeUserPortAuth({
+  users: {
+    'tok-alice': { name: 'alice', can: ['list nodes'] },
+    'tok-bob': { name: 'bob', can: ['list pods'] },
+  },
+});
 
 beforeAll(async () => {
   sources.set('a', [{ cpu: '1', memory: '1Gi' }], { zone: 'west' });
@@ -32,7 +39,8 @@ beforeAll(async () => {
   store.refreshAll();
   const app = express();
   app.use(kubeRoutes({ store, authenticate, authorize, log: pino({ level: 'silent' }), now: () => NOW }));
-  app.use(userRoutes(store));
+  // The user port's gate in front of the user route, as createUserApp puts it (alice may list nodes).
+  app.get('/api/node-load', gate.auth.middleware(), userRoutes(store));
   app.use((_req, res) => {
     res.status(418).send('not ours');
   });
@@ -272,11 +280,20 @@ describe('before the cache has synced', () => {
 });
 
 describe('GET /api/node-load', () => {
-  it('answers {nodes: [...]} with capacity strings and load figures, without authentication', async () => {
-    const res = await fetch(`${base}/api/node-load`);
+  it('answers {nodes: [...]} with capacity strings and load figures to a user who may list nodes', async () => {
+    const res = await fetch(`${base}/api/node-load`, { headers: { authorization: 'Bearer tok-alice' } });
     const body = await res.json();
     expect(body.nodes.map((n: { name: string }) => n.name)).toEqual(['a', 'b']);
     expect(body.nodes[0]).toMatchObject({ name: 'a', cpu: '4', memory: '8Gi', source: 'requests' });
     expect(body.nodes[0].cpuPercent).toBe(store.get('a')?.status.cpuPercent);
+  });
+
+  it('is 401 without a token and 403 without `list nodes`', async () => {
+    const anonymous = await fetch(`${base}/api/node-load`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toBe('Bearer realm="nodeload"');
+    const bob = await fetch(`${base}/api/node-load`, { headers: { authorization: 'Bearer tok-bob' } });
+    expect(bob.status).toBe(403);
+    expect(await bob.json()).toMatchObject({ error: 'Forbidden', permission: 'nodes list' });
   });
 });

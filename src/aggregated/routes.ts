@@ -11,7 +11,9 @@ import express, {
   type Response,
   type Router,
 } from 'express';
+import { PERMISSIONS } from '../server/access.js';
 import type { Logger } from '../server/log.js';
+import { requireUserPermission } from '../server/user-auth.js';
 import {
   ApiError,
   badRequest,
@@ -260,10 +262,13 @@ function statusErrors(log: Logger): ErrorRequestHandler {
   };
 }
 
-/** GET /api/node-load: the original's `{nodes: [{name, cpu, memory}]}` with the load figures added. */
+/**
+ * GET /api/node-load: the original's `{nodes: [{name, cpu, memory}]}` with the load figures added; node
+ * data, so it needs `list nodes` (403 otherwise).
+ */
 export function userRoutes(store: NodeLoadStore): Router {
   const router = express.Router();
-  router.get('/api/node-load', (_req, res) => {
+  router.get('/api/node-load', requireUserPermission(PERMISSIONS.listNodes), (_req, res) => {
     const nodes = [...store.list()]
       .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0))
       .map(nodeLoadSummary);

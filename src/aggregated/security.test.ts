@@ -1,15 +1,10 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CachedAccessReviewer, type UserInfo } from '../server/authz.js';
+import { closeServed, recordingReviewer, serveOnLoopback } from '../server/testing.js';
 import { ApiError } from './api.js';
-import type {
-  AuthorizationDecision,
-  RequestHeaderConfig,
-  SubjectAccessReviewBody,
-  UserInfo,
-} from './auth.js';
+import type { RequestHeaderConfig } from './auth.js';
 import {
   frontProxyAuthentication,
   RequestHeaderConfigLoader,
@@ -18,14 +13,8 @@ import {
 import { TestPki } from './testing-pki.js';
 
 const log = pino({ level: 'silent' });
-const servers: http.Server[] = [];
 
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise((r) => s.close(r));
-  }
-});
+afterEach(closeServed);
 
 const asStatus: ErrorRequestHandler = (err, _req, res, _next) => {
   if (err instanceof ApiError) res.status(err.code).json(err.status);
@@ -51,30 +40,20 @@ async function serve(guard: RequestHandler): Promise<string> {
     res.json({ ok: true });
   });
   app.use(asStatus);
-  const server = http.createServer(app);
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return serveOnLoopback(app);
 }
 
 const NL = '/apis/nodeload.example.com/v1alpha1/nodeloads';
 
 describe('subjectAccessReviewAuthorization', () => {
-  function reviewer(decide: (b: SubjectAccessReviewBody) => AuthorizationDecision | Error) {
-    const calls: SubjectAccessReviewBody[] = [];
-    const review = async (body: SubjectAccessReviewBody) => {
-      calls.push(body);
-      const d = decide(body);
-      if (d instanceof Error) throw d;
-      return d;
-    };
-    return { calls, review };
-  }
+  const reviewer = recordingReviewer;
 
   it('asks once per user and attributes within the cache TTL', async () => {
     const { calls, review } = reviewer(() => ({ allowed: true, reason: '' }));
     let now = 0;
-    const base = await serve(subjectAccessReviewAuthorization(review, log, undefined, () => now));
+    const base = await serve(
+      subjectAccessReviewAuthorization(new CachedAccessReviewer(review, { now: () => now }), log),
+    );
     const h = { 'x-test-user': 'alice' };
     expect((await fetch(`${base}${NL}`, { headers: h })).status).toBe(200);
     expect((await fetch(`${base}${NL}`, { headers: h })).status).toBe(200);
@@ -89,7 +68,7 @@ describe('subjectAccessReviewAuthorization', () => {
 
   it('answers a denial with a 403 Status carrying the reason', async () => {
     const { review } = reviewer(() => ({ allowed: false, reason: 'no RBAC policy matched' }));
-    const base = await serve(subjectAccessReviewAuthorization(review, log));
+    const base = await serve(subjectAccessReviewAuthorization(new CachedAccessReviewer(review), log));
     const res = await fetch(`${base}${NL}/n1`, { headers: { 'x-test-user': 'nobody' } });
     expect(res.status).toBe(403);
     expect((await res.json()).message).toBe(
@@ -99,7 +78,7 @@ describe('subjectAccessReviewAuthorization', () => {
 
   it('lets system:masters and health checks through without asking', async () => {
     const { calls, review } = reviewer(() => ({ allowed: false, reason: '' }));
-    const base = await serve(subjectAccessReviewAuthorization(review, log));
+    const base = await serve(subjectAccessReviewAuthorization(new CachedAccessReviewer(review), log));
     const masters = await fetch(`${base}${NL}`, {
       headers: { 'x-test-user': 'agg', 'x-test-groups': 'system:masters' },
     });
@@ -113,7 +92,7 @@ describe('subjectAccessReviewAuthorization', () => {
     const { calls, review } = reviewer(() =>
       fail ? new Error('apiserver down') : { allowed: true, reason: '' },
     );
-    const base = await serve(subjectAccessReviewAuthorization(review, log));
+    const base = await serve(subjectAccessReviewAuthorization(new CachedAccessReviewer(review), log));
     const h = { 'x-test-user': 'alice' };
     const res = await fetch(`${base}${NL}`, { headers: h });
     expect(res.status).toBe(500);

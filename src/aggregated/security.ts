@@ -4,22 +4,17 @@
  * and authorize every aggregated-API request before a handler runs.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { CachedAccessReviewer, UserInfo } from '../server/authz.js';
 import { peerChain } from '../server/client-cert.js';
 import type { Logger } from '../server/log.js';
 import { internalError, unauthorized } from './api.js';
 import {
-  type AuthorizationDecision,
   alwaysAllowed,
-  DecisionCache,
-  decisionKey,
   forbidden,
   type HeaderLines,
   parseAuthenticationConfigMap,
   type RequestHeaderConfig,
   requestAttributes,
-  type SubjectAccessReviewBody,
-  subjectAccessReview,
-  type UserInfo,
   userFromHeaders,
   verifyClientChain,
 } from './auth.js';
@@ -142,8 +137,6 @@ export function frontProxyAuthentication(
   };
 }
 
-export type SubjectAccessReviewer = (body: SubjectAccessReviewBody) => Promise<AuthorizationDecision>;
-
 function queryStrings(req: Request): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(req.query))
@@ -153,26 +146,20 @@ function queryStrings(req: Request): Record<string, string | undefined> {
 
 /** 403 unless a SubjectAccessReview (cached briefly) allows the request; health paths and system:masters skip it. */
 export function subjectAccessReviewAuthorization(
-  review: SubjectAccessReviewer,
+  reviewer: CachedAccessReviewer,
   log: Logger,
-  cache = new DecisionCache(),
-  now: () => number = Date.now,
 ): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     const user = currentUser(res);
     const attrs = requestAttributes(req.method, req.path, queryStrings(req));
     if (alwaysAllowed(user, attrs)) return next();
     if (!user) throw unauthorized();
-    const key = decisionKey(user, attrs);
-    let decision = cache.get(key, now());
-    if (!decision) {
-      try {
-        decision = await review(subjectAccessReview(user, attrs));
-      } catch (err) {
-        log.error({ err, user: user.name, attrs }, 'SubjectAccessReview failed');
-        throw internalError('authorization failed: the SubjectAccessReview could not be made');
-      }
-      cache.set(key, decision, now());
+    let decision: Awaited<ReturnType<CachedAccessReviewer['check']>>;
+    try {
+      decision = await reviewer.check(user, attrs);
+    } catch (err) {
+      log.error({ err, user: user.name, attrs }, 'SubjectAccessReview failed');
+      throw internalError('authorization failed: the SubjectAccessReview could not be made');
     }
     if (!decision.allowed) {
       log.debug({ user: user.name, attrs, reason: decision.reason }, 'forbidden');

@@ -9,6 +9,7 @@ import type { Operator } from '../operator/operator.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import type { ComponentContext, GatewayComponent } from '../server/component.js';
 import { componentLogger } from '../server/log.js';
+import type { UserPortAuth } from '../server/user-auth.js';
 import type { GraphQLSources } from './context.js';
 import { createGraphQLServer, type GraphQLServer } from './server.js';
 import { clusterSource, loadSource, ruleSource, schedulingSource } from './sources.js';
@@ -17,7 +18,7 @@ export interface GraphQLComponentDeps {
   /** Rule verdicts come from its evaluations (what it writes status from); without it they are computed. */
   operator?: Pick<Operator, 'evaluation'>;
   scheduler: Parameters<typeof schedulingSource>[0];
-  /** Serve GraphiQL (default true). */
+  /** Serve GraphiQL (default: unless --production). */
   graphiql?: boolean;
 }
 
@@ -31,10 +32,22 @@ export type GraphQLComponent = GatewayComponent & {
   attach(server: http.Server): void;
 };
 
+/** The flags GraphQL reads (the gateway's config satisfies it). */
+export interface GraphQLFlags {
+  /** GraphiQL and introspection off. */
+  production: boolean;
+  corsAllowedOrigins: string[];
+  maxSubscriptionsPerConnection: number;
+  userBodyLimitBytes: number;
+}
+
 /** The part of the gateway's context GraphQL uses. */
 export interface GraphQLContext extends Pick<ComponentContext, 'log'> {
+  config: GraphQLFlags;
   cache: ClusterView<NodeLoadRule>;
   loads: LoadView;
+  /** The user port's gate: WebSocket connections authenticate through it. */
+  userAuth: UserPortAuth;
 }
 
 export function graphqlComponent(ctx: GraphQLContext, deps: GraphQLComponentDeps): GraphQLComponent {
@@ -45,13 +58,20 @@ export function graphqlComponent(ctx: GraphQLContext, deps: GraphQLComponentDeps
     scheduling: schedulingSource(deps.scheduler),
     now: ctx.cache.now,
   };
+  const { config } = ctx;
   const server = createGraphQLServer({
     sources,
     log: componentLogger(ctx.log, 'graphql'),
-    ...(deps.graphiql === undefined ? {} : { graphiql: deps.graphiql }),
+    graphiql: deps.graphiql ?? !config.production,
+    introspection: !config.production,
   });
   const attach = (httpServer: http.Server) => {
-    server.attachWebSocket(httpServer);
+    server.attachWebSocket(httpServer, {
+      auth: ctx.userAuth,
+      allowedOrigins: config.corsAllowedOrigins,
+      maxPayloadBytes: config.userBodyLimitBytes,
+      maxSubscriptionsPerConnection: config.maxSubscriptionsPerConnection,
+    });
   };
   return {
     name: 'graphql',

@@ -7,6 +7,7 @@ import type { NodeInfo, PodInfo } from '../cluster/model.js';
 import type { LoadChange } from '../load/tracker.js';
 import type { NodeLoad } from '../load/types.js';
 import type { NodeLoadRule, RuleEvaluation } from '../rules/types.js';
+import type { Access } from '../server/access.js';
 import type { SchedulingSource } from './scheduling-source.js';
 
 export interface ClusterSource {
@@ -42,7 +43,10 @@ export interface GraphQLSources {
   now(): number;
 }
 
-/** The per-operation context: the sources, shared by every operation of one server. */
+/** The per-operation context: the server's sources, and who asks (authorize.ts decides what they see). */
 export interface GraphQLContext {
   sources: GraphQLSources;
+  access: Access;
+  /** What lists left out, by permission name: namespaces (none for cluster-scoped data). */
+  omitted: Map<string, Set<string>>;
 }

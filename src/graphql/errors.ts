@@ -4,7 +4,7 @@
  */
 import { createGraphQLError } from 'graphql-yoga';
 
-export type ErrorCode = 'NOT_FOUND' | 'BAD_USER_INPUT' | 'UNAVAILABLE';
+export type ErrorCode = 'NOT_FOUND' | 'BAD_USER_INPUT' | 'UNAVAILABLE' | 'FORBIDDEN' | 'UNAUTHENTICATED';
 
 export function graphQLError(code: ErrorCode, message: string, extra: Record<string, unknown> = {}) {
   return createGraphQLError(message, { extensions: { code, ...extra } });

@@ -2,8 +2,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rawNode, rawPod, rawRule } from '../../test/kit/objects.js';
 import type { RuleEvaluation } from '../rules/types.js';
-import { createGraphQLYoga } from './server.js';
-import { FixtureCluster, fixtureSources, post } from './testing.js';
+import { createTestYoga, FixtureCluster, fixtureSources, post } from './testing.js';
 
 const log = pino({ level: 'silent' });
 let cluster: FixtureCluster;
@@ -24,7 +23,7 @@ function setup(evaluations?: Map<string, RuleEvaluation>) {
     rawRule('shop', 'web', { maxCPU: 50, maxMemory: 80 }),
     rawRule('shop', 'zone-b', { nodeSelector: { matchLabels: { zone: 'b' } } }),
   );
-  return createGraphQLYoga({ sources: fixtureSources(cluster, evaluations ? { evaluations } : {}), log });
+  return createTestYoga({ sources: fixtureSources(cluster, evaluations ? { evaluations } : {}), log });
 }
 
 describe('Query.nodes', () => {

@@ -8,6 +8,7 @@ import type { NodeLoad } from '../load/types.js';
 import { missingLoadVerdict } from '../rules/evaluate.js';
 import { evaluateNodeForRule } from '../rules/rule.js';
 import type { NodeLoadRule, NodeVerdict, RuleEvaluation } from '../rules/types.js';
+import { readablePodData, readableRules, requireNodes } from './authorize.js';
 import { builder } from './builder.js';
 import { KeyValueRef, keyValues, NodeResourcesRef, ResourcesRef, TaintRef } from './common.js';
 import type { GraphQLSources } from './context.js';
@@ -172,11 +173,16 @@ export const NodeRef = builder.objectRef<NodeInfo>('Node').implement({
     }),
     pods: t.field({
       type: [PodRef],
-      description: 'Non-terminal pods bound to the node, by namespace/name.',
-      resolve: (n, _a, ctx) =>
-        [...ctx.sources.cluster.podsOnNode(n.name)]
-          .filter((p) => !p.terminal)
-          .sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : byName(a, b))),
+      description:
+        'Non-terminal pods bound to the node, by namespace/name: those of the namespaces where you may list pods.',
+      resolve: async (n, _a, ctx) =>
+        (
+          await readablePodData(
+            ctx,
+            [...ctx.sources.cluster.podsOnNode(n.name)].filter((p) => !p.terminal),
+            (p) => p.namespace,
+          )
+        ).sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : byName(a, b))),
     }),
     rules: t.field({
       type: [NodeRuleVerdictRef],
@@ -186,8 +192,8 @@ export const NodeRef = builder.objectRef<NodeInfo>('Node').implement({
         namespace: t.arg.string({ required: false }),
         eligible: t.arg.boolean({ required: false }),
       },
-      resolve: (n, args, ctx) =>
-        sortedRules(ctx.sources, args.namespace)
+      resolve: async (n, args, ctx) =>
+        (await readableRules(ctx, sortedRules(ctx.sources, args.namespace), args.namespace))
           .map((rule) => ({ rule, verdict: verdictFor(ctx.sources, rule, n) }))
           .filter(
             (v) =>
@@ -200,14 +206,18 @@ export const NodeRef = builder.objectRef<NodeInfo>('Node').implement({
 builder.queryFields((t) => ({
   nodes: t.field({
     type: [NodeRef],
-    description: 'Every node, by name.',
-    resolve: (_r, _a, ctx) => [...ctx.sources.cluster.nodes()].sort(byName),
+    description: 'Every node, by name (needs `list nodes`).',
+    resolve: async (_r, _a, ctx) => {
+      await requireNodes(ctx);
+      return [...ctx.sources.cluster.nodes()].sort(byName);
+    },
   }),
   node: t.field({
     type: NodeRef,
     description: 'One node; NOT_FOUND when the cache does not know it.',
     args: { name: t.arg.string({ required: true }) },
-    resolve: (_r, { name }, ctx) => {
+    resolve: async (_r, { name }, ctx) => {
+      await requireNodes(ctx);
       const node = ctx.sources.cluster.node(name);
       if (!node) throw notFound('node', name);
       return node;

@@ -1,8 +1,7 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rawNode, rawPod, rawRule } from '../../test/kit/objects.js';
-import { createGraphQLYoga } from './server.js';
-import { FixtureCluster, fixtureSources, post } from './testing.js';
+import { createTestYoga, FixtureCluster, fixtureSources, post } from './testing.js';
 
 const log = pino({ level: 'silent' });
 let cluster: FixtureCluster;
@@ -50,7 +49,7 @@ function setup() {
     ),
     rawRule('ops', 'strict', { maxCPU: 10, maxMemory: 10 }),
   );
-  return createGraphQLYoga({ sources: fixtureSources(cluster), log });
+  return createTestYoga({ sources: fixtureSources(cluster), log });
 }
 
 describe('Query.rules / rule', () => {

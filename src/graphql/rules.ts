@@ -16,6 +16,7 @@ import type {
   RuleSpec,
   RuleStatus,
 } from '../rules/types.js';
+import { readableLoad, readableRules, requireRulesIn } from './authorize.js';
 import { builder } from './builder.js';
 import { ConditionRef, LabelSelectorRef } from './common.js';
 import type { GraphQLSources } from './context.js';
@@ -125,8 +126,8 @@ export const NodeVerdictRef = builder.objectRef<NodeVerdict>('NodeVerdict').impl
     load: t.field({
       type: NodeLoadRef,
       nullable: true,
-      description: "The node's current load (may be newer than the evaluation).",
-      resolve: (v, _a, ctx) => ctx.sources.loads.loadOf(v.node) ?? null,
+      description: "The node's current load (may be newer than the evaluation); null without `list nodes`.",
+      resolve: (v, _a, ctx) => readableLoad(ctx, () => ctx.sources.loads.loadOf(v.node)),
     }),
   }),
 });
@@ -214,24 +215,27 @@ const SuggestionRef = builder.objectRef<Suggestion>('Suggestion').implement({
 builder.queryFields((t) => ({
   rules: t.field({
     type: [RuleRef],
-    description: 'Every NodeLoadRule, or those of one namespace, by namespace/name.',
+    description: 'Every NodeLoadRule you may list, or those of one namespace, by namespace/name.',
     args: { namespace: t.arg.string({ required: false }) },
-    resolve: (_r, args, ctx) => sortedRules(ctx.sources, args.namespace),
+    resolve: (_r, args, ctx) => readableRules(ctx, sortedRules(ctx.sources, args.namespace), args.namespace),
   }),
   rule: t.field({
     type: RuleRef,
     description: 'One rule; NOT_FOUND when it does not exist.',
     args: { namespace: t.arg.string({ required: true }), name: t.arg.string({ required: true }) },
-    resolve: (_r, args, ctx) => requireRule(ctx.sources, args.namespace, args.name),
+    resolve: async (_r, args, ctx) => {
+      await requireRulesIn(ctx, args.namespace);
+      return requireRule(ctx.sources, args.namespace, args.name);
+    },
   }),
   suggestions: t.field({
     type: [SuggestionRef],
     description:
       'Every (rule, eligible node) pair with its headroom, by namespace, rule, then most headroom.',
     args: { namespace: t.arg.string({ required: false }), rule: t.arg.string({ required: false }) },
-    resolve: (_r, args, ctx) =>
+    resolve: async (_r, args, ctx) =>
       suggestionsFrom(
-        sortedRules(ctx.sources, args.namespace)
+        (await readableRules(ctx, sortedRules(ctx.sources, args.namespace), args.namespace))
           .filter((r) => !args.rule || r.name === args.rule)
           .map((r) => evaluationOf(ctx.sources, r)),
         ctx.sources.loads.loads(),
@@ -242,8 +246,8 @@ builder.queryFields((t) => ({
     description:
       "Covered running pods on nodes over their rule's thresholds, with where they could go. Hints only.",
     args: { namespace: t.arg.string({ required: false }) },
-    resolve: (_r, args, ctx) =>
-      sortedRules(ctx.sources, args.namespace).flatMap((r) =>
+    resolve: async (_r, args, ctx) =>
+      (await readableRules(ctx, sortedRules(ctx.sources, args.namespace), args.namespace)).flatMap((r) =>
         rebalanceHintsOf(ctx.sources, r, evaluationOf(ctx.sources, r)),
       ),
   }),

@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rawNode, rawPod, rawRule } from '../../test/kit/objects.js';
-import { createGraphQLYoga } from './server.js';
 import {
+  createTestYoga,
   decisionFixture,
   explainedDecision,
   FakeScheduling,
@@ -31,7 +31,7 @@ function setup() {
     rawRule('shop', 'web', { maxCPU: 70 }),
   );
   const scheduling = new FakeScheduling(cluster);
-  const yoga = createGraphQLYoga({ sources: fixtureSources(cluster, { scheduling }), log });
+  const yoga = createTestYoga({ sources: fixtureSources(cluster, { scheduling }), log });
   return { yoga, scheduling };
 }
 

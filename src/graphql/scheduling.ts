@@ -3,6 +3,13 @@ import type { Decision } from '../scheduler/explain.js';
 import { DEFAULT_PAGE, type HistoryPage, InvalidCursorError, MAX_PAGE } from '../scheduler/history.js';
 import type { PendingPod } from '../scheduler/queue.js';
 import type { SchedulerStatus } from '../scheduler/scheduler.js';
+import {
+  readableHistory,
+  readablePodData,
+  requireDecision,
+  requirePodsIn,
+  requireSchedulerStatus,
+} from './authorize.js';
 import { builder } from './builder.js';
 import { DecisionRef, DecisionResultRef } from './decisions.js';
 import { badUserInput, notFound } from './errors.js';
@@ -119,12 +126,13 @@ builder.queryFields((t) => ({
       first: t.arg.int({ required: false, defaultValue: DEFAULT_PAGE }),
       after: t.arg.string({ required: false, description: 'nextCursor of the previous page.' }),
     },
-    resolve: (_r, args, ctx) => {
+    resolve: async (_r, args, ctx) => {
       const first = args.first ?? DEFAULT_PAGE;
       if (first < 1 || first > MAX_PAGE)
         throw badUserInput(`first must be between 1 and ${MAX_PAGE}, got ${first}`, 'first');
+      if (args.namespace) await requirePodsIn(ctx, args.namespace);
       try {
-        return ctx.sources.scheduling.history({
+        return await readableHistory(ctx, (q) => ctx.sources.scheduling.history(q), {
           ...(args.namespace ? { namespace: args.namespace } : {}),
           ...(args.pod ? { pod: args.pod } : {}),
           ...(args.node ? { node: args.node } : {}),
@@ -141,26 +149,33 @@ builder.queryFields((t) => ({
   }),
   decision: t.field({
     type: DecisionRef,
-    description: 'One decision with every candidate node; NOT_FOUND once it left the bounded history.',
+    description:
+      "One decision with every candidate node; NOT_FOUND once it left the bounded history, FORBIDDEN without `list pods` in its pod's namespace.",
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx): Decision => {
+    resolve: (_r, { id }, ctx): Promise<Decision> => {
       const d = ctx.sources.scheduling.decision(String(id));
       if (!d) throw notFound('decision', String(id));
-      return d;
+      return requireDecision(ctx, d);
     },
   }),
   pendingPods: t.field({
     type: [PendingPodRef],
     description: 'Pods waiting for this scheduler, by namespace/name, with why they wait.',
     args: { namespace: t.arg.string({ required: false }) },
-    resolve: (_r, args, ctx) =>
-      ctx.sources.scheduling
+    resolve: async (_r, args, ctx) => {
+      if (args.namespace) await requirePodsIn(ctx, args.namespace);
+      const pending = ctx.sources.scheduling
         .pendingPods()
-        .filter((p) => !args.namespace || p.namespace === args.namespace)
-        .sort(byKey),
+        .filter((p) => !args.namespace || p.namespace === args.namespace);
+      return (await readablePodData(ctx, pending, (p) => p.namespace)).sort(byKey);
+    },
   }),
   schedulerStatus: t.field({
     type: SchedulerStatusRef,
-    resolve: (_r, _a, ctx) => ctx.sources.scheduling.status(),
+    description: 'Needs the nonResourceURL `get /scheduler/status`, as GET /scheduler/status does.',
+    resolve: async (_r, _a, ctx) => {
+      await requireSchedulerStatus(ctx);
+      return ctx.sources.scheduling.status();
+    },
   }),
 }));

@@ -1,11 +1,17 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { getIntrospectionQuery } from 'graphql';
+import { type Client, createClient } from 'graphql-ws';
 import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { IN_PROCESS_URL, postGraphQL } from '../../test/kit/graphql.js';
 import { rawNode, rawPod, rawRule } from '../../test/kit/objects.js';
 import { componentLogger, createLogger } from '../server/log.js';
+import { fakeUserPortAuth } from '../server/testing.js';
 import { EXAMPLE_OPERATIONS } from './examples.js';
-import { createGraphQLYoga } from './server.js';
-import { FakeScheduling, FixtureCluster, fixtureSources, post } from './testing.js';
+import { attachWebSocket, createGraphQLYoga, type WebSocketOptions } from './server.js';
+import { createTestYoga, FakeScheduling, FixtureCluster, fixtureSources, post } from './testing.js';
 
 let cluster: FixtureCluster;
 
@@ -23,7 +29,7 @@ function capturedLogger() {
   return { log: componentLogger(createLogger('debug', sink), 'graphql'), lines };
 }
 
-function setup(opts: { graphiql?: boolean } = {}) {
+function setup(opts: { graphiql?: boolean; introspection?: boolean } = {}) {
   cluster = new FixtureCluster().add(
     rawNode('node-a'),
     rawPod('default', 'web-1', { node: 'node-a', labels: { app: 'web' } }),
@@ -32,7 +38,7 @@ function setup(opts: { graphiql?: boolean } = {}) {
   );
   const scheduling = new FakeScheduling(cluster);
   const { log, lines } = capturedLogger();
-  const yoga = createGraphQLYoga({ sources: fixtureSources(cluster, { scheduling }), log, ...opts });
+  const yoga = createTestYoga({ sources: fixtureSources(cluster, { scheduling }), log, ...opts });
   return { yoga, scheduling, lines };
 }
 
@@ -123,6 +129,13 @@ describe('graphql-armor limits', () => {
     );
   });
 
+  it('refuses introspection when it is switched off (--production), and still runs operations', async () => {
+    const { yoga } = setup({ introspection: false });
+    const res = await post(yoga, '{ __schema { types { name } } }');
+    expect(res.errors?.[0]?.message).toContain('GraphQL introspection has been disabled');
+    expect((await post(yoga, '{ schedulerStatus { bound } __typename }')).errors).toBeUndefined();
+  });
+
   it.each(
     EXAMPLE_OPERATIONS.filter((op) => !op.query.trimStart().includes('subscription ')).map((op) => ({
       ...op,
@@ -168,5 +181,155 @@ describe('GraphiQL', () => {
     const { yoga } = setup({ graphiql: false });
     const res = await page(yoga);
     expect(await res.text()).not.toContain('<title>');
+  });
+});
+
+describe('the gate', () => {
+  it('refuses an operation whose request did not pass the user port gate', async () => {
+    cluster = new FixtureCluster().add(rawNode('node-a'));
+    const yoga = createGraphQLYoga({ sources: fixtureSources(cluster), log: capturedLogger().log });
+    const res = await postGraphQL(yoga, IN_PROCESS_URL, '{ nodes { name } }');
+    expect(res.errors?.[0]).toMatchObject({
+      message: expect.stringContaining('authentication required'),
+      extensions: { code: 'UNAUTHENTICATED' },
+    });
+  });
+});
+
+describe('graphql-ws', () => {
+  const gate = fakeUserPortAuth({
+    users: {
+      'tok-viewer': { name: 'viewer', can: ['list pods', 'list nodes', 'get /scheduler/status'] },
+      'tok-shop': { name: 'shop-dev', can: ['list pods in shop'] },
+    },
+  });
+  const servers: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.close();
+  });
+
+  async function serve(opts: Partial<WebSocketOptions> = {}): Promise<string> {
+    cluster = new FixtureCluster().add(rawNode('node-a'), rawPod('shop', 'web-1', { node: 'node-a' }));
+    const yoga = createGraphQLYoga({ sources: fixtureSources(cluster), log: capturedLogger().log });
+    const server = http.createServer((_req, res) => res.end());
+    const ws = attachWebSocket(yoga, server, capturedLogger().log, { auth: gate.auth, ...opts });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    servers.push({
+      close: async () => {
+        await ws.close();
+        server.closeAllConnections();
+        await new Promise((r) => server.close(r));
+      },
+    });
+    return `ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+  }
+
+  function client(url: string, opts: { token?: string; header?: string } = {}): Client {
+    const c = createClient({
+      url,
+      webSocketImpl: class extends WebSocket {
+        constructor(address: string, protocols?: string | string[]) {
+          super(address, protocols, opts.header ? { headers: { authorization: opts.header } } : {});
+        }
+      },
+      retryAttempts: 0,
+      lazy: true,
+      ...(opts.token ? { connectionParams: { authorization: `Bearer ${opts.token}` } } : {}),
+    });
+    return c;
+  }
+
+  /** The first result of an operation, or how the socket closed. */
+  function first(
+    c: Client,
+    query: string,
+  ): Promise<{ data?: unknown; errors?: unknown; closed?: number; reason?: string }> {
+    return new Promise((resolve) => {
+      const stop = c.subscribe(
+        { query },
+        {
+          next: (r) => {
+            stop();
+            resolve(r as { data?: unknown; errors?: unknown });
+          },
+          error: (e) => {
+            const ev = e as { code?: number; reason?: string };
+            if (typeof ev.code === 'number') resolve({ closed: ev.code, reason: String(ev.reason) });
+            else resolve({ errors: e });
+          },
+          complete: () => {},
+        },
+      );
+    });
+  }
+
+  it('authenticates with the token of connection_init, or of the upgrade request', async () => {
+    const url = await serve();
+    const viaInit = client(url, { token: 'tok-viewer' });
+    expect(await first(viaInit, '{ nodes { name } }')).toEqual({ data: { nodes: [{ name: 'node-a' }] } });
+    await viaInit.dispose();
+    const viaHeader = client(url, { header: 'Bearer tok-viewer' });
+    expect(await first(viaHeader, '{ schedulerStatus { running } }')).toEqual({
+      data: { schedulerStatus: { running: true } },
+    });
+    await viaHeader.dispose();
+  });
+
+  it('closes an unauthenticated connection with 4401 and a reason; authorizes operations like HTTP', async () => {
+    const url = await serve();
+    const none = client(url);
+    expect(await first(none, '{ nodes { name } }')).toEqual({
+      closed: 4401,
+      reason: expect.stringContaining('Unauthorized: authentication required'),
+    });
+    await none.dispose();
+    const wrong = client(url, { token: 'stolen' });
+    expect(await first(wrong, '{ nodes { name } }')).toMatchObject({ closed: 4401 });
+    await wrong.dispose();
+    const shop = client(url, { token: 'tok-shop' });
+    expect(await first(shop, '{ nodes { name } }')).toMatchObject({
+      errors: [{ extensions: { code: 'FORBIDDEN', permission: 'nodes list' } }],
+    });
+    await shop.dispose();
+  });
+
+  it('refuses a page of another origin, and lets its own and allow-listed origins in', async () => {
+    const url = await serve({ allowedOrigins: ['https://console.example'] });
+    const status = (origin: string) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(url, 'graphql-transport-ws', { headers: { origin } });
+        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.on('open', () => {
+          ws.close();
+          resolve(101);
+        });
+      });
+    expect(await status('https://evil.example')).toBe(403);
+    expect(await status('https://console.example')).toBe(101);
+    expect(await status(new URL(url.replace('ws:', 'http:')).origin)).toBe(101);
+  });
+
+  it('closes a connection sending a message over the limit (1009)', async () => {
+    const url = await serve({ maxPayloadBytes: 1024 });
+    const code = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(url, 'graphql-transport-ws');
+      ws.on('open', () => ws.send('x'.repeat(2048)));
+      ws.on('close', (c) => resolve(c));
+    });
+    expect(code).toBe(1009);
+  });
+
+  it('caps the operations one connection runs at once', async () => {
+    const url = await serve({ maxSubscriptionsPerConnection: 1 });
+    const c = client(url, { token: 'tok-viewer' });
+    const held = c.subscribe(
+      { query: 'subscription { schedulingEvents { id } }' },
+      { next() {}, error() {}, complete() {} },
+    );
+    expect(await first(c, '{ nodes { name } }')).toMatchObject({
+      errors: [{ message: 'too many operations on this connection (at most 1)' }],
+    });
+    held();
+    await c.dispose();
   });
 });

@@ -1,7 +1,8 @@
 /**
- * The yoga server: one schema, the gateway's sources in the context, graphql-armor limits, masked
- * errors, offline GraphiQL, and an express Router mounting it at /graphql. WebSocket subscriptions
- * (graphql-ws) attach to the HTTP server separately and go through the same envelop plugins.
+ * The yoga server: one schema, the gateway's sources and the caller's Access in the context, graphql-armor
+ * limits, masked errors, offline GraphiQL, and an express Router mounting it at /graphql behind the user
+ * port's gate (src/server/user-auth.ts). WebSocket subscriptions (graphql-ws) attach to the HTTP server
+ * separately, authenticate in connection_init, and go through the same envelop plugins.
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -9,10 +10,24 @@ import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import type { GraphQLArmorCallbackConfiguration, GraphQLArmorConfig } from '@escape.tech/graphql-armor-types';
 import { Router } from 'express';
 import type { ExecutionArgs, GraphQLError } from 'graphql';
+// The CommonJS copy of graphql, the one the schema is built with (see schema.ts).
+import { NoSchemaIntrospectionCustomRule } from 'graphql/validation/rules/custom/NoSchemaIntrospectionCustomRule.js';
+import { CloseCode } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { createGraphQLError, createYoga, type GraphiQLOptions, type YogaServerInstance } from 'graphql-yoga';
-import { WebSocketServer } from 'ws';
+import {
+  createGraphQLError,
+  createYoga,
+  type GraphiQLOptions,
+  type Plugin,
+  type YogaServerInstance,
+} from 'graphql-yoga';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { Access } from '../server/access.js';
+import { NO_TOKEN_MESSAGE } from '../server/authn.js';
+import { originAllowed } from '../server/cors.js';
 import type { Logger } from '../server/log.js';
+import { accessOf, type UserPortAuth } from '../server/user-auth.js';
+import { authorizationExtension } from './authorize.js';
 import type { GraphQLContext, GraphQLSources } from './context.js';
 import { EXAMPLE_OPERATIONS } from './examples.js';
 import { yogaLogger } from './logging.js';
@@ -68,17 +83,39 @@ export interface GraphQLServerOptions {
   log: Logger;
   /** Serve GraphiQL on GET /graphql with Accept: text/html (default true). */
   graphiql?: boolean;
+  /** Answer introspection (__schema, __type) (default true; off with --production). */
+  introspection?: boolean;
   armor?: GraphQLArmorConfig;
 }
 
-export type GraphQLYoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
+export interface WebSocketOptions {
+  /** Authenticates each connection's token (connection_init payload `authorization`, or the upgrade's header). */
+  auth: Pick<UserPortAuth, 'authenticate'>;
+  /** Origins other than the page's own allowed to open a socket (--cors-allowed-origins). */
+  allowedOrigins?: readonly string[];
+  /** Largest message accepted (default 1 MiB); a bigger one closes the socket (1009). */
+  maxPayloadBytes?: number;
+  /** Operations one connection may have running at once (default 100). */
+  maxSubscriptionsPerConnection?: number;
+}
+
+/**
+ * What the server context carries in: the HTTP request, whose Access the user port's gate set, or (a
+ * WebSocket operation) the connection's Access.
+ */
+export interface GraphQLServerContext {
+  req?: http.IncomingMessage;
+  access?: Access | undefined;
+}
+
+export type GraphQLYoga = YogaServerInstance<GraphQLServerContext, GraphQLContext>;
 
 export interface GraphQLServer {
   yoga: GraphQLYoga;
-  /** Mount on the user-facing app: serves /graphql (POST, GET, SSE, GraphiQL). */
+  /** Mount on the user-facing app, behind its gate: serves /graphql (POST, GET, SSE, GraphiQL). */
   router: Router;
   /** Serves graphql-ws on the server's upgrade requests for /graphql; returns a handle to close it. */
-  attachWebSocket(server: http.Server): WebSocketAttachment;
+  attachWebSocket(server: http.Server, opts: WebSocketOptions): WebSocketAttachment;
   /** Closes every WebSocket attached and the yoga instance. */
   close(): Promise<void>;
 }
@@ -120,19 +157,56 @@ function cachedGraphiQLRenderer(): (opts: GraphiQLOptions) => Promise<string> {
   };
 }
 
+/** Adds `extensions.authorization` to a result from which authorization left something out. */
+function useAuthorizationExtensions(): Plugin<GraphQLContext> {
+  return {
+    onExecute: () => ({
+      onExecuteDone({ args, result, setResult }) {
+        if (Symbol.asyncIterator in result) return;
+        const authorization = authorizationExtension(args.contextValue.omitted);
+        if (authorization) setResult({ ...result, extensions: { ...result.extensions, authorization } });
+      },
+    }),
+  };
+}
+
+function useNoIntrospection(): Plugin {
+  return {
+    onValidate: ({ addValidationRule }) => {
+      addValidationRule(NoSchemaIntrospectionCustomRule);
+    },
+  };
+}
+
 export function createGraphQLYoga(opts: GraphQLServerOptions): GraphQLYoga {
-  const context: GraphQLContext = { sources: opts.sources };
-  return createYoga<Record<string, unknown>, GraphQLContext>({
+  return createYoga<GraphQLServerContext, GraphQLContext>({
     schema: graphqlSchema(),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
-    context: () => context,
+    // Whoever reached here passed the gate (a request without one is a bug: refuse rather than serve).
+    context: ({ req, access: given }): GraphQLContext => {
+      const access = given ?? (req ? accessOf(req) : undefined);
+      if (!access) {
+        throw createGraphQLError(NO_TOKEN_MESSAGE, {
+          extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } },
+        });
+      }
+      return { sources: opts.sources, access, omitted: new Map() };
+    },
     logging: yogaLogger(opts.log),
     // Never the original error (and its stack) in a response, whatever NODE_ENV says.
     maskedErrors: { isDev: false },
     graphiql: opts.graphiql === false ? false : graphiqlOptions(),
     renderGraphiQL: cachedGraphiQLRenderer(),
     landingPage: false,
-    plugins: [...new EnvelopArmor(opts.armor ?? ARMOR_CONFIG).protect().plugins, useSharedSubscriptions()],
+    // The user port answers CORS itself (src/server/cors.ts: closed unless allow-listed); no uploads.
+    cors: false,
+    multipart: false,
+    plugins: [
+      ...new EnvelopArmor(opts.armor ?? ARMOR_CONFIG).protect().plugins,
+      ...(opts.introspection === false ? [useNoIntrospection()] : []),
+      useSharedSubscriptions(),
+      useAuthorizationExtensions(),
+    ],
   });
 }
 
@@ -154,18 +228,51 @@ function upgradePath(req: http.IncomingMessage): string {
   }
 }
 
+/** WebSocket close reasons are at most 123 bytes. */
+function closeReason(text: string): string {
+  return Buffer.byteLength(text) <= 123 ? text : `${Buffer.from(text).subarray(0, 120).toString()}...`;
+}
+
+/** The token of a connection: connection_init's `authorization` (browsers cannot set headers), else the upgrade's. */
+function connectionAuthorization(
+  params: Record<string, unknown> | undefined,
+  req: http.IncomingMessage,
+): string | undefined {
+  const fromInit = params?.['authorization'] ?? params?.['Authorization'];
+  return typeof fromInit === 'string' ? fromInit : req.headers.authorization;
+}
+
+export const DEFAULT_WS_MAX_PAYLOAD = 1024 * 1024;
+export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
+
 /**
  * graphql-ws over `ws`, on upgrade requests for the GraphQL path only (other paths are left to other
- * upgrade listeners, or refused when there is none). Every operation is built with yoga.getEnveloped,
- * so parse/validate/execute run the same plugins (armor, masking, logging) as HTTP requests.
+ * upgrade listeners, or refused when there is none), from pages of allowed origins only. Each connection
+ * authenticates in connection_init (4401 when it cannot); every operation is built with yoga.getEnveloped,
+ * so parse/validate/execute run the same plugins (armor, masking, logging, authorization) as HTTP requests.
  */
-export function attachWebSocket(yoga: GraphQLYoga, server: http.Server, log: Logger): WebSocketAttachment {
-  const wss = new WebSocketServer({ noServer: true });
+export function attachWebSocket(
+  yoga: GraphQLYoga,
+  server: http.Server,
+  log: Logger,
+  opts: WebSocketOptions,
+): WebSocketAttachment {
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: opts.maxPayloadBytes ?? DEFAULT_WS_MAX_PAYLOAD,
+  });
+  const maxSubscriptions = opts.maxSubscriptionsPerConnection ?? DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION;
+  const accesses = new WeakMap<WebSocket, Access>();
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     if (upgradePath(req) !== yoga.graphqlEndpoint) {
       if (server.listenerCount('upgrade') === 1) {
         socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       }
+      return;
+    }
+    if (!originAllowed(req.headers.origin, req.headers.host, opts.allowedOrigins ?? [])) {
+      log.debug({ origin: req.headers.origin }, 'websocket from a page of another origin refused');
+      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
@@ -182,12 +289,35 @@ export function attachWebSocket(yoga: GraphQLYoga, server: http.Server, log: Log
     {
       execute: (args) => (args.rootValue as EnvelopedRoot).execute(args) as never,
       subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args) as never,
+      onConnect: async (ctx) => {
+        const result = await opts.auth.authenticate(
+          connectionAuthorization(ctx.connectionParams, ctx.extra.request),
+        );
+        if (!result.ok) {
+          // 4401 tells graphql-ws clients not to retry; returning false afterwards closes nothing twice.
+          ctx.extra.socket.close(
+            result.status === 401 ? CloseCode.Unauthorized : CloseCode.InternalServerError,
+            closeReason(`${result.status === 401 ? 'Unauthorized' : 'Unavailable'}: ${result.message}`),
+          );
+          return false;
+        }
+        accesses.set(ctx.extra.socket, result.access);
+        return true;
+      },
       onSubscribe: async (ctx, _id, params) => {
+        if (Object.keys(ctx.subscriptions).length > maxSubscriptions) {
+          return [
+            createGraphQLError(`too many operations on this connection (at most ${maxSubscriptions})`, {
+              extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' },
+            }),
+          ];
+        }
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           req: ctx.extra.request,
           socket: ctx.extra.socket,
           params,
+          access: accesses.get(ctx.extra.socket),
         });
         let document: ReturnType<typeof parse>;
         try {
@@ -247,8 +377,8 @@ export function createGraphQLServer(opts: GraphQLServerOptions): GraphQLServer {
   return {
     yoga,
     router,
-    attachWebSocket(server) {
-      const attachment = attachWebSocket(yoga, server, opts.log);
+    attachWebSocket(server, wsOpts) {
+      const attachment = attachWebSocket(yoga, server, opts.log, wsOpts);
       attachments.push(attachment);
       return attachment;
     },

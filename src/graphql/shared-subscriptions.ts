@@ -5,8 +5,9 @@
  * graphql-ws gets a token in place of the payload that the socket's send swaps for the shared JSON
  * (see `sharedPayloadReplacer` and `expandSharedPayloads`).
  *
- * Sharing an execution means sharing its context: fine here, where resolvers read the gateway's live
- * state and nothing per user (no auth scopes on subscription fields).
+ * Sharing an execution means sharing its context, and what a subscriber sees depends on who they are
+ * (authorize.ts filters events by the namespaces the user may read): so only the same user's identical
+ * operations share one (the hub key holds the context's `access.key`).
  *
  * Slow clients. The one execution is never held back by a subscriber: each subscriber has its own
  * buffer of `subscriberBuffer` results (default 10,000). A subscriber that falls further behind (plus
@@ -111,7 +112,9 @@ export function useSharedSubscriptions(opts: { subscriberBuffer?: number } = {})
   return {
     onSubscribe({ subscribeFn, setSubscribeFn }) {
       setSubscribeFn((async (args: Parameters<typeof subscribeFn>[0]) => {
+        const user = (args.contextValue as { access?: { key: string } } | undefined)?.access?.key ?? '';
         const key = JSON.stringify([
+          user,
           print(args.document),
           args.variableValues ?? {},
           args.operationName ?? null,

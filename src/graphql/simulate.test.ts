@@ -1,8 +1,7 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rawNode, rawPod, rawRule } from '../../test/kit/objects.js';
-import { createGraphQLYoga } from './server.js';
-import { FixtureCluster, fixtureSources, post } from './testing.js';
+import { createTestYoga, FixtureCluster, fixtureSources, post } from './testing.js';
 
 const log = pino({ level: 'silent' });
 let cluster: FixtureCluster;
@@ -31,7 +30,7 @@ function setup() {
     rawRule('shop', 'web', { maxCPU: 80, allowedNodes: ['node-b'] }),
   );
   const before = JSON.stringify([...cluster.cache.rules.values()].map((e) => e.rule));
-  const yoga = createGraphQLYoga({ sources: fixtureSources(cluster), log });
+  const yoga = createTestYoga({ sources: fixtureSources(cluster), log });
   return {
     yoga,
     unchanged: () => JSON.stringify([...cluster.cache.rules.values()].map((e) => e.rule)) === before,

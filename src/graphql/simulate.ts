@@ -5,6 +5,7 @@
 import { evaluateRule } from '../rules/evaluate.js';
 import type { NodeLoadRule, RuleSpec } from '../rules/types.js';
 import type { BreachingPod, NodeChange, PendingPodChange, SimulationResult } from '../scheduler/simulate.js';
+import { requireSimulate } from './authorize.js';
 import { builder } from './builder.js';
 import type { GraphQLSources } from './context.js';
 import { badUserInput } from './errors.js';
@@ -144,7 +145,9 @@ builder.queryField('simulateRule', (t) =>
       name: t.arg.string({ required: true }),
       spec: t.arg({ type: RuleSpecInput, required: true }),
     },
-    resolve: (_r, args, ctx) =>
-      simulate(ctx.sources, args.namespace, args.name, ruleSpecFromInput(args.spec)),
+    resolve: async (_r, args, ctx) => {
+      await requireSimulate(ctx, args.namespace);
+      return simulate(ctx.sources, args.namespace, args.name, ruleSpecFromInput(args.spec));
+    },
   }),
 );

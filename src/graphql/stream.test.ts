@@ -48,4 +48,30 @@ describe('eventStream', () => {
     expect((await take(it, 3)).map((e) => e.n)).toEqual([8, 9, 10]);
     await it.return?.();
   });
+
+  it('keeps the order of events when a verdict comes later (a review), and ends the stream when it fails', async () => {
+    const bus = new EventBus<Topics>();
+    const reviews = new Map<string, (ok: boolean) => void>();
+    const known = new Map<string, boolean>([['shop', true]]);
+    const accept = (e: Topics['event']) =>
+      known.get(e.ns) ??
+      new Promise<boolean>((resolve, reject) => {
+        if (e.ns === 'broken') reject(new Error('review failed'));
+        else reviews.set(e.ns, resolve);
+      });
+    const it = eventStream(subscribeOn(bus), accept)[Symbol.asyncIterator]();
+    const first = it.next();
+    bus.emit('event', { n: 1, ns: 'ops' }); // waits for its review
+    bus.emit('event', { n: 2, ns: 'shop' }); // known, but must not overtake n=1
+    bus.emit('event', { n: 3, ns: 'team' });
+    reviews.get('ops')?.(true);
+    expect((await first).value.n).toBe(1);
+    expect((await it.next()).value.n).toBe(2);
+    const third = it.next();
+    reviews.get('team')?.(false);
+    bus.emit('event', { n: 4, ns: 'shop' });
+    expect((await third).value.n).toBe(4);
+    bus.emit('event', { n: 5, ns: 'broken' });
+    await expect(it.next()).rejects.toThrow('review failed');
+  });
 });

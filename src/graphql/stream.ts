@@ -6,8 +6,10 @@
  * other listener receives — so fan-out costs one predicate call per execution and no copies.
  * A sliding buffer bounds what the execution can fall behind the bus by: past `bufferSize` events,
  * the oldest are dropped instead of growing memory (or hitting Repeater's 1024-pending-push limit).
- * Slow clients do not fill this buffer: the shared execution reads on regardless of them, and each
- * subscriber's own buffer (shared-subscriptions.ts) fails that subscriber's stream, dropping nothing.
+ * `accept` may answer later (a promise: the subscriber's permission needed a review); events then wait
+ * in order behind it. Slow clients do not fill this buffer: the shared execution reads on regardless of
+ * them, and each subscriber's own buffer (shared-subscriptions.ts) fails that subscriber's stream,
+ * dropping nothing.
  */
 import { Repeater, SlidingBuffer } from 'graphql-yoga';
 
@@ -15,12 +17,34 @@ export const DEFAULT_STREAM_BUFFER = 1000;
 
 export function eventStream<T>(
   subscribe: (listener: (event: T) => void) => () => void,
-  accept: (event: T) => boolean = () => true,
+  accept: (event: T) => boolean | Promise<boolean> = () => true,
   bufferSize = DEFAULT_STREAM_BUFFER,
 ): AsyncIterable<T> {
   return new Repeater<T>(async (push, stop) => {
+    // While a verdict is pending (an authorization review), later events queue behind it: order is kept.
+    let pending: Promise<void> | undefined;
+    const deliver = (event: T, ok: boolean) => {
+      if (ok) void push(event);
+    };
     const unsubscribe = subscribe((event) => {
-      if (accept(event)) void push(event);
+      if (pending === undefined) {
+        const verdict = accept(event);
+        if (typeof verdict === 'boolean') return deliver(event, verdict);
+        pending = verdict.then((ok) => deliver(event, ok));
+      } else {
+        pending = pending.then(async () => deliver(event, await accept(event)));
+      }
+      const tail = pending;
+      tail.then(
+        () => {
+          if (pending === tail) pending = undefined;
+        },
+        (err: unknown) => {
+          if (pending === tail) pending = undefined;
+          // The verdict could not be had (the review failed): end the stream rather than guess.
+          void stop(err);
+        },
+      );
     });
     try {
       await stop;

@@ -2,8 +2,14 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IN_PROCESS_URL, sseSubscribe } from '../../test/kit/graphql.js';
 import { rawNode, rawPod } from '../../test/kit/objects.js';
-import { createGraphQLYoga } from './server.js';
-import { decisionFixture, FakeScheduling, FixtureCluster, fixtureSources, until } from './testing.js';
+import {
+  createTestYoga,
+  decisionFixture,
+  FakeScheduling,
+  FixtureCluster,
+  fixtureSources,
+  until,
+} from './testing.js';
 
 const log = pino({ level: 'silent' });
 let cluster: FixtureCluster;
@@ -13,7 +19,7 @@ afterEach(() => cluster?.stop());
 function setup() {
   cluster = new FixtureCluster().add(rawNode('node-a'), rawNode('node-b'));
   const scheduling = new FakeScheduling(cluster);
-  const yoga = createGraphQLYoga({ sources: fixtureSources(cluster, { scheduling }), log });
+  const yoga = createTestYoga({ sources: fixtureSources(cluster, { scheduling }), log });
   return { yoga, scheduling };
 }
 

@@ -10,6 +10,7 @@
 import type { LoadChange } from '../load/tracker.js';
 import type { NodeLoad } from '../load/types.js';
 import type { Decision } from '../scheduler/explain.js';
+import { nodeDataFilter, podDataFilter, requireNodes, requirePodsIn } from './authorize.js';
 import { builder } from './builder.js';
 import { DecisionRef } from './decisions.js';
 import { NodeLoadRef } from './nodes.js';
@@ -38,28 +39,35 @@ const NodeLoadUpdateRef = builder.objectRef<LoadChange>('NodeLoadUpdate').implem
 builder.subscriptionFields((t) => ({
   schedulingEvents: t.field({
     type: DecisionRef,
-    description: 'Every decision as it is made, optionally only for one namespace and/or chosen node.',
+    description:
+      'Every decision as it is made, optionally only for one namespace and/or chosen node; only those of namespaces where you may list pods.',
     args: {
       namespace: t.arg.string({ required: false }),
       node: t.arg.string({ required: false }),
     },
     // subscribe before resolve: Pothos infers the argument types from the first function it sees.
-    subscribe: (_r, args, ctx) =>
-      eventStream<Decision>(
+    subscribe: async (_r, args, ctx) => {
+      if (args.namespace) await requirePodsIn(ctx, args.namespace);
+      const readable = podDataFilter(ctx);
+      return eventStream<Decision>(
         (listener) => ctx.sources.scheduling.onDecision(listener),
-        (d) => decisionMatches(d, args),
-      ),
+        (d) => decisionMatches(d, args) && readable(d.namespace),
+      );
+    },
     resolve: (d) => d,
   }),
   nodeLoadUpdates: t.field({
     type: NodeLoadUpdateRef,
-    description: 'Load changes as the tracker computes them; `names` narrows to some nodes.',
+    description:
+      'Load changes as the tracker computes them; `names` narrows to some nodes. Needs `list nodes`.',
     args: { names: t.arg.stringList({ required: false }) },
-    subscribe: (_r, args, ctx) => {
+    subscribe: async (_r, args, ctx) => {
+      await requireNodes(ctx);
       const names = args.names && args.names.length > 0 ? new Set(args.names) : undefined;
+      const readable = nodeDataFilter(ctx);
       return eventStream<LoadChange>(
         (listener) => ctx.sources.loads.onChange(listener),
-        (c) => !names || names.has(c.node),
+        (c) => (!names || names.has(c.node)) && readable(),
       );
     },
     resolve: (c) => c,

@@ -32,8 +32,10 @@ import type { PendingPod } from '../scheduler/queue.js';
 import type { SchedulerStatus } from '../scheduler/scheduler.js';
 import { simulateRule } from '../scheduler/simulate.js';
 import { decide, defaultProfile, NOW as SCHEDULER_NOW, snapshotOf } from '../scheduler/testing.js';
+import { type Access, UNRESTRICTED_ACCESS } from '../server/access.js';
 import type { GraphQLSources } from './context.js';
 import type { SchedulingSource } from './scheduling-source.js';
+import { createGraphQLYoga, type GraphQLServerOptions, type GraphQLYoga } from './server.js';
 import { clusterSource, loadSource, ruleSource } from './sources.js';
 
 type Handlers = Required<InformerHandlers<KubeObject>>;
@@ -188,6 +190,25 @@ export function decisionFixture(o: Partial<Decision> & { namespace: string; pod:
     reportingInstance: 'test',
     ...o,
   };
+}
+
+/**
+ * createGraphQLYoga for tests: its in-process fetch runs as `access`, as if the user port's gate had let
+ * the request in (default: the unrestricted loopback user of --anonymous-user-port).
+ */
+export function createTestYoga(
+  opts: GraphQLServerOptions,
+  access: Access = UNRESTRICTED_ACCESS,
+): GraphQLYoga {
+  const yoga = createGraphQLYoga(opts);
+  const fetchAs = (url: string, init: RequestInit = {}) => yoga.fetch(url, init, { access });
+  return new Proxy(yoga, {
+    get(target, prop) {
+      if (prop === 'fetch') return fetchAs;
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 /** POSTs an operation to the yoga instance in-process (no socket). */

@@ -8,8 +8,10 @@ import type { ClusterView } from '../cluster/view.js';
 import type { LeaderElector } from '../leader/lease.js';
 import type { LoadView } from '../load/tracker.js';
 import type { NodeLoadRule } from '../rules/types.js';
+import { PERMISSIONS } from '../server/access.js';
 import type { ComponentContext, GatewayComponent } from '../server/component.js';
 import { componentLogger } from '../server/log.js';
+import { sendReadable } from '../server/user-auth.js';
 import { KubeRuleWriter, type RuleWriter } from './kube.js';
 import { Operator } from './operator.js';
 
@@ -26,22 +28,25 @@ function stringParam(v: unknown): string | undefined {
 
 export function operatorRoutes(operator: Operator): Router {
   const router = Router();
-  // ?namespace= and ?rule= narrow the list; without them it is the original's full list.
-  router.get('/operator/suggestions', (req, res) => {
+  // ?namespace= and ?rule= narrow the list; without them it is the original's full list, of the
+  // namespaces where the user may list NodeLoadRules (the header X-Nodeload-Omitted-Namespaces counts the rest).
+  router.get('/operator/suggestions', async (req, res) => {
     const namespace = stringParam(req.query['namespace']);
     const rule = stringParam(req.query['rule']);
-    res.json(
-      operator
-        .suggestions()
-        .filter(
-          (s) =>
-            (namespace === undefined || s.namespace === namespace) && (rule === undefined || s.rule === rule),
-        ),
-    );
+    const suggestions = operator
+      .suggestions()
+      .filter(
+        (s) =>
+          (namespace === undefined || s.namespace === namespace) && (rule === undefined || s.rule === rule),
+      );
+    await sendReadable(req, res, PERMISSIONS.listRules, suggestions, (s) => s.namespace, { namespace });
   });
-  router.get('/operator/rebalance-hints', (req, res) => {
+  router.get('/operator/rebalance-hints', async (req, res) => {
     const namespace = stringParam(req.query['namespace']);
-    res.json(operator.rebalanceHints().filter((h) => namespace === undefined || h.namespace === namespace));
+    const hints = operator
+      .rebalanceHints()
+      .filter((h) => namespace === undefined || h.namespace === namespace);
+    await sendReadable(req, res, PERMISSIONS.listRules, hints, (h) => h.namespace, { namespace });
   });
   return router;
 }

@@ -7,8 +7,10 @@ import type { ClusterView } from '../cluster/view.js';
 import { defaultIdentity, type LeaderElector } from '../leader/lease.js';
 import type { LoadTracker } from '../load/tracker.js';
 import type { NodeLoadRule } from '../rules/types.js';
+import { PERMISSIONS } from '../server/access.js';
 import type { ComponentContext, GatewayComponent } from '../server/component.js';
 import { componentLogger } from '../server/log.js';
+import { requireUserPermission } from '../server/user-auth.js';
 import { KubeSchedulerApi, type SchedulerApi } from './binder.js';
 import { loadProfileConfig } from './profile/config.js';
 import { TokenBucket } from './ratelimit.js';
@@ -97,7 +99,8 @@ export function schedulerComponent(
   });
 
   const routes = Router();
-  routes.get('/scheduler/status', (_req, res) => {
+  // The scheduler's counters, like /metrics: the nonResourceURL `get /scheduler/status`.
+  routes.get('/scheduler/status', requireUserPermission(PERMISSIONS.schedulerStatus), (_req, res) => {
     res.json(scheduler.status());
   });
 

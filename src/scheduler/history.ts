@@ -19,6 +19,8 @@ export interface HistoryQuery {
   limit?: number;
   /** The cursor of the previous page: continue after it. */
   after?: string;
+  /** Only decisions of namespaces it accepts (what the asking user may read), filling the page with them. */
+  acceptNamespace?: (namespace: string) => boolean;
 }
 
 export interface HistoryPage {
@@ -144,6 +146,7 @@ export class DecisionHistory {
       if (q.pod !== undefined && d.pod !== q.pod) continue;
       if (q.node !== undefined && d.node !== q.node) continue;
       if (q.result !== undefined && d.result !== q.result) continue;
+      if (q.acceptNamespace && !q.acceptNamespace(d.namespace)) continue;
       if (items.length === limit) return { items, nextCursor: encodeCursor((last as Entry).seq) };
       items.push(d);
       last = e;

@@ -45,6 +45,14 @@ code{background:#161c28;padding:.1rem .35rem;border-radius:4px}a{color:#67e8f9}<
 `;
 }
 
+const PAGE_PATHS = ['/', '/index.html'];
+const ASSETS = '/assets';
+
+/** The dashboard's own files: the page and its assets (public on the user port: no cluster data in them). */
+export function isDashboardPath(path: string): boolean {
+  return PAGE_PATHS.includes(path) || path.startsWith(`${ASSETS}/`);
+}
+
 export interface DashboardOptions {
   /** The built dashboard (default: web/dist of this checkout or image). */
   dir?: string;
@@ -55,7 +63,7 @@ export function dashboardRouter(opts: DashboardOptions = {}): Router {
   const index = path.join(dir, 'index.html');
   const router = Router();
 
-  router.get(['/', '/index.html'], (_req, res) => {
+  router.get(PAGE_PATHS, (_req, res) => {
     securityHeaders(res);
     // The page is small and names the hashed assets: always revalidate it, so a new build shows at once.
     res.setHeader('Cache-Control', 'no-cache');
@@ -68,7 +76,7 @@ export function dashboardRouter(opts: DashboardOptions = {}): Router {
 
   // Vite puts content-hashed files under assets/: they never change under one name.
   router.use(
-    '/assets',
+    ASSETS,
     express.static(path.join(dir, 'assets'), {
       index: false,
       fallthrough: true,

@@ -10,7 +10,8 @@ export type Component =
   | 'aggregated-api'
   | 'extender'
   | 'graphql'
-  | 'leader';
+  | 'leader'
+  | 'auth';
 
 /** One root logger for the process; each component logs through a child carrying `component`. */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {

@@ -4,8 +4,11 @@
  */
 import express, { type Express, type Router } from 'express';
 import type { Registry } from 'prom-client';
+import { PERMISSIONS } from './access.js';
+import { corsMiddleware } from './cors.js';
 import { errorHandler, notFound } from './errors.js';
 import type { Logger } from './log.js';
+import { requireUserPermission, type UserPortAuth } from './user-auth.js';
 
 export interface Readiness {
   ready: boolean;
@@ -13,7 +16,23 @@ export interface Readiness {
   reason?: string;
 }
 
-export function createUserApp(opts: { registry: Registry; readiness: () => Readiness }): Express {
+/** Request bodies past this are refused with 413 (GraphQL operations are a few KiB). */
+export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface UserAppOptions {
+  registry: Registry;
+  readiness: () => Readiness;
+  auth: UserPortAuth;
+  /** Origins allowed to call from a browser page (CORS); none by default. */
+  corsAllowedOrigins?: readonly string[];
+  bodyLimitBytes?: number;
+}
+
+/**
+ * Health answers anyone; everything after it passes `auth` (401 without a token), bodies are read up to
+ * the limit, and /metrics needs the nonResourceURL `get /metrics`, as kube-scheduler's does.
+ */
+export function createUserApp(opts: UserAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.get('/healthz', (_req, res) => {
@@ -29,7 +48,11 @@ export function createUserApp(opts: { registry: Registry; readiness: () => Readi
       .type('text/plain')
       .send(r.ready ? 'ok' : `not ready: ${r.reason ?? 'starting'}`);
   });
-  app.get('/metrics', async (_req, res) => {
+  app.use(corsMiddleware(opts.corsAllowedOrigins ?? []));
+  app.use(opts.auth.middleware());
+  // Read (and bounded) here for every route: yoga takes the buffer as the request body.
+  app.use(express.raw({ type: () => true, limit: opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES }));
+  app.get('/metrics', requireUserPermission(PERMISSIONS.metrics), async (_req, res) => {
     res.type(opts.registry.contentType).send(await opts.registry.metrics());
   });
   return app;

@@ -286,6 +286,7 @@ export async function runMemoryBench(cluster: BenchCluster, opts: MemoryBenchOpt
     `--kubeconfig=${kubeconfig}`,
     `--http-port=${httpPort}`,
     '--bind-address=127.0.0.1',
+    '--anonymous-user-port=true', // reads /metrics and /scheduler/status without a token
     '--leader-elect=false',
     '--install-crd=false',
     `--scheduler-name=${SCHEDULER}`,

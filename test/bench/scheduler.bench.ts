@@ -150,6 +150,7 @@ export async function startGateway(
       `--kubeconfig=${cluster.state.kubeconfig}`,
       `--http-port=${httpPort}`,
       '--bind-address=127.0.0.1',
+      '--anonymous-user-port=true', // reads /metrics and /scheduler/status without a token
       '--leader-elect=false',
       '--install-crd=false',
       `--scheduler-name=${NODELOAD_SCHEDULER}`,

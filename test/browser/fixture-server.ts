@@ -19,6 +19,7 @@ import {
   fixtureSources,
 } from '../../src/graphql/testing.js';
 import { dashboardRouter } from '../../src/server/dashboard.js';
+import { fakeUserPortAuth } from '../../src/server/testing.js';
 import { rawNode, rawPod, rawRule } from '../kit/objects.js';
 
 /** Deterministic pseudo-random numbers (mulberry32), so every run draws the same cluster. */
@@ -149,6 +150,8 @@ export async function startFixtureServer(opts: {
     graphiql: false,
   });
   const app = express();
+  // The user port's gate, tokenless as --anonymous-user-port on loopback (the server listens on 127.0.0.1).
+  app.use(fakeUserPortAuth({ anonymous: true }).auth.middleware());
   app.use(graphql.router);
   app.use(dashboardRouter(opts.dashboardDir ? { dir: opts.dashboardDir } : {}));
   const server = http.createServer(app);

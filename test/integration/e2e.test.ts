@@ -158,6 +158,8 @@ beforeAll(async () => {
     httpPort: 0,
     httpsPort: 0,
     bindAddress: '127.0.0.1',
+    // Reads the user port without a token (test/integration/authz.test.ts covers tokens).
+    anonymousUserPort: true,
     tlsCertFile: pkiPath('serving.crt'),
     tlsKeyFile: pkiPath('serving.key'),
     leaderElect: false,

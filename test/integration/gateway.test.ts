@@ -37,6 +37,8 @@ describe('gateway process', () => {
       `--http-port=${httpPort}`,
       `--https-port=${httpsPort}`,
       '--bind-address=127.0.0.1',
+      // Reads the user port without a token (test/integration/authz.test.ts covers tokens).
+      '--anonymous-user-port=true',
       `--tls-cert-file=${pkiPath('serving.crt')}`,
       `--tls-key-file=${pkiPath('serving.key')}`,
       // Its own scheduler name and lease: other files' pods and gateways are not its business.
@@ -101,5 +103,18 @@ describe('gateway process', () => {
     expect(code).toBe(2);
     expect(gw.output()).toContain('--http-port (NODELOAD_HTTP_PORT)');
     expect(gw.output()).not.toMatch(/at .*\.ts:\d+/); // no stack trace
+  });
+
+  it('refuses to serve tokenless requests on an address other machines reach', async () => {
+    const gw = startGatewayProcess([
+      '--anonymous-user-port=true',
+      '--bind-address=0.0.0.0',
+      '--kubeconfig=/nonexistent',
+    ]);
+    children.push(gw.child);
+    const [code] = await once(gw.child, 'exit');
+    expect(code).toBe(2);
+    expect(gw.output()).toContain('--anonymous-user-port (NODELOAD_ANONYMOUS_USER_PORT)');
+    expect(gw.output()).toContain('needs a loopback --bind-address');
   });
 });

@@ -141,6 +141,8 @@ beforeAll(async () => {
     kubeconfig,
     httpPort: 0,
     bindAddress: '127.0.0.1',
+    // Reads the user port without a token (test/integration/authz.test.ts covers tokens).
+    anonymousUserPort: true,
     leaderElect: false,
     schedulerName,
     identity: uniqueName('it-graphql'),

@@ -63,6 +63,8 @@ async function startSchedulerGateway(o: {
     kubeconfig: inject('kubeconfig'),
     httpPort: 0,
     bindAddress: '127.0.0.1',
+    // Reads the user port without a token (test/integration/authz.test.ts covers tokens).
+    anonymousUserPort: true,
     schedulerName: o.schedulerName,
     leaderElect: true,
     namespace: leaseNamespace,

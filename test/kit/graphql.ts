@@ -8,6 +8,7 @@ import { SseParser } from '../../web/src/sse.js';
 export interface GraphQLResponse<T = Record<string, unknown>> {
   data?: T | null;
   errors?: { message: string; path?: string[]; extensions?: Record<string, unknown> }[];
+  extensions?: Record<string, unknown>;
 }
 
 /** A fetch: the global one, or a yoga instance's in-process `fetch` (no socket). */

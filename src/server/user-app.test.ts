@@ -1,0 +1,162 @@
+import { Router } from 'express';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PERMISSIONS } from './access.js';
+import { CachedTokenAuthenticator } from './authn.js';
+import { CachedAccessReviewer } from './authz.js';
+import { closeServed, fakeUserPortAuth, serveOnLoopback } from './testing.js';
+import { createUserApp, finishApp, type UserAppOptions } from './user-app.js';
+import { OMITTED_NAMESPACES_HEADER, sendReadable, UserPortAuth } from './user-auth.js';
+
+const log = pino({ level: 'silent' });
+
+afterEach(closeServed);
+
+const users = {
+  'tok-admin': { name: 'admin', can: ['get /metrics', 'list pods'] },
+  'tok-shop': { name: 'shop-dev', can: ['list pods in shop'] },
+};
+
+const items = [
+  { namespace: 'shop', name: 'a' },
+  { namespace: 'ops', name: 'b' },
+];
+
+/** The user app with one namespaced list route, as a component mounts its routes. */
+async function serve(opts: Partial<UserAppOptions> & { auth: UserPortAuth }): Promise<string> {
+  const registry = new Registry();
+  const app = createUserApp({ registry, readiness: () => ({ ready: true }), ...opts });
+  const routes = Router();
+  routes.get('/test/pods', async (req, res) => {
+    const namespace = typeof req.query['namespace'] === 'string' ? req.query['namespace'] : undefined;
+    await sendReadable(req, res, PERMISSIONS.listPods, items, (i) => i.namespace, { namespace });
+  });
+  routes.post('/test/echo', (req, res) => {
+    res.json({ bytes: (req.body as Buffer).length });
+  });
+  finishApp(app, log, [routes]);
+  return serveOnLoopback(app);
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+describe('the user port gate', () => {
+  it('answers health to anyone and everything else only with a token: 401 with a JSON message', async () => {
+    const base = await serve({ auth: fakeUserPortAuth({ users }).auth });
+    for (const path of ['/healthz', '/readyz', '/livez'])
+      expect((await fetch(`${base}${path}`)).status).toBe(200);
+    for (const path of ['/metrics', '/test/pods', '/no/such/route']) {
+      const res = await fetch(`${base}${path}`);
+      expect(res.status, path).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="nodeload"');
+      expect(await res.json()).toMatchObject({
+        error: 'Unauthorized',
+        message: expect.stringContaining('Authorization: Bearer <token>'),
+        errors: [{ extensions: { code: 'UNAUTHENTICATED' } }],
+      });
+    }
+    const bad = await fetch(`${base}/metrics`, { headers: bearer('stolen') });
+    expect(bad.status).toBe(401);
+    expect((await bad.json()).message).toBe('invalid bearer token: token not known');
+  });
+
+  it('serves /metrics only with the nonResourceURL get /metrics', async () => {
+    const base = await serve({ auth: fakeUserPortAuth({ users }).auth });
+    expect((await fetch(`${base}/metrics`, { headers: bearer('tok-admin') })).status).toBe(200);
+    const denied = await fetch(`${base}/metrics`, { headers: bearer('tok-shop') });
+    expect(denied.status).toBe(403);
+    expect(await denied.json()).toMatchObject({
+      error: 'Forbidden',
+      permission: 'get /metrics',
+      message: 'forbidden: user "shop-dev" lacks get /metrics',
+      errors: [{ extensions: { code: 'FORBIDDEN' } }],
+    });
+  });
+
+  it('lists only the namespaces the user may read, counting the others in a header; 403 for one asked without', async () => {
+    const base = await serve({ auth: fakeUserPortAuth({ users }).auth });
+    const shop = await fetch(`${base}/test/pods`, { headers: bearer('tok-shop') });
+    expect(await shop.json()).toEqual([{ namespace: 'shop', name: 'a' }]);
+    expect(shop.headers.get(OMITTED_NAMESPACES_HEADER)).toBe('1');
+    const admin = await fetch(`${base}/test/pods`, { headers: bearer('tok-admin') });
+    expect(await admin.json()).toEqual(items);
+    expect(admin.headers.get(OMITTED_NAMESPACES_HEADER)).toBe('0');
+    const ops = await fetch(`${base}/test/pods?namespace=ops`, { headers: bearer('tok-shop') });
+    expect(ops.status).toBe(403);
+    expect((await ops.json()).permission).toBe('pods list in ops');
+  });
+
+  it('serves tokenless requests unrestricted only with the anonymous flag, still reviewing a token given', async () => {
+    const gate = fakeUserPortAuth({ users, anonymous: true });
+    const base = await serve({ auth: gate.auth });
+    expect((await fetch(`${base}/metrics`)).status).toBe(200);
+    expect(await (await fetch(`${base}/test/pods`)).json()).toEqual(items);
+    expect((await fetch(`${base}/no/such/route`)).status).toBe(404);
+    expect((await fetch(`${base}/metrics`, { headers: bearer('tok-shop') })).status).toBe(403);
+    expect((await fetch(`${base}/metrics`, { headers: bearer('stolen') })).status).toBe(401);
+  });
+
+  it('answers 503 when the TokenReview cannot be made', async () => {
+    const auth = new UserPortAuth({
+      anonymous: false,
+      authenticator: new CachedTokenAuthenticator(async () => {
+        throw new Error('connect ECONNREFUSED');
+      }),
+      reviewer: new CachedAccessReviewer(async () => ({ allowed: true, reason: '' })),
+      log,
+    });
+    const base = await serve({ auth });
+    const res = await fetch(`${base}/metrics`, { headers: bearer('t') });
+    expect(res.status).toBe(503);
+    expect((await res.json()).message).toContain('authentication unavailable');
+  });
+});
+
+describe('user port hardening', () => {
+  it('refuses a body over the limit with 413', async () => {
+    const base = await serve({ auth: fakeUserPortAuth({ users }).auth, bodyLimitBytes: 1024 });
+    const post = (size: number) =>
+      fetch(`${base}/test/echo`, {
+        method: 'POST',
+        headers: { ...bearer('tok-admin'), 'content-type': 'application/json' },
+        body: 'x'.repeat(size),
+      });
+    expect(await (await post(1024)).json()).toEqual({ bytes: 1024 });
+    const big = await post(1025);
+    expect(big.status).toBe(413);
+    expect((await big.json()).message).toBe('request body larger than 1024 bytes');
+  });
+
+  it('answers CORS only for allow-listed origins; a preflight from another origin is refused', async () => {
+    const base = await serve({
+      auth: fakeUserPortAuth({ users }).auth,
+      corsAllowedOrigins: ['https://console.example'],
+    });
+    const preflight = (origin: string) =>
+      fetch(`${base}/test/pods`, {
+        method: 'OPTIONS',
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization',
+        },
+      });
+    const allowed = await preflight('https://console.example');
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://console.example');
+    expect(allowed.headers.get('access-control-allow-headers')).toContain('authorization');
+    expect(allowed.headers.get('access-control-allow-credentials')).toBeNull();
+    const other = await preflight('https://evil.example');
+    expect(other.status).toBe(403);
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    const simple = await fetch(`${base}/test/pods`, {
+      headers: { origin: 'https://evil.example', ...bearer('tok-admin') },
+    });
+    expect(simple.headers.get('access-control-allow-origin')).toBeNull();
+    const listed = await fetch(`${base}/test/pods`, {
+      headers: { origin: 'https://console.example', ...bearer('tok-admin') },
+    });
+    expect(listed.headers.get('access-control-allow-origin')).toBe('https://console.example');
+  });
+});
