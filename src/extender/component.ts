@@ -6,17 +6,20 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { ClusterView } from '../cluster/view.js';
+import type { NodeLoadRule } from '../rules/types.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import { splitPemBundle } from '../server/client-cert.js';
 import type { ComponentContext, GatewayComponent } from '../server/component.js';
 import { componentLogger } from '../server/log.js';
+import { type BypassCheck, bypassedRules } from './bypass.js';
 import { createExtenderMetrics } from './metrics.js';
 import { extenderRouter } from './routes.js';
 
 /** The part of the gateway's context the extender uses. */
 export interface ExtenderContext extends ComponentContext {
-  config: { extenderClientCaFile?: string | undefined };
-  cache: { isReady(): boolean };
+  config: { extenderClientCaFile?: string | undefined; schedulerName: string; nativeScheduler: boolean };
+  cache: Pick<ClusterView<NodeLoadRule>, 'isReady' | 'bus' | 'rules'>;
 }
 
 /** The CA bundle's certificates; throws naming the flag when the file is missing or holds none. */
@@ -40,14 +43,42 @@ export function extenderComponent(ctx: ExtenderContext, deps: { scheduler: Sched
   const file = ctx.config.extenderClientCaFile;
   if (!file) return { name: 'extender' };
   const log = componentLogger(ctx.log, 'extender');
+  const metrics = createExtenderMetrics(ctx.registry);
+  const engine = deps.scheduler.extender;
+  const check: BypassCheck = {
+    *rules() {
+      for (const entry of ctx.cache.rules.values()) yield entry.rule;
+    },
+    boundHere: (uid) => engine.boundHere(uid),
+    ...(ctx.config.nativeScheduler ? { nativeSchedulerName: ctx.config.schedulerName } : {}),
+  };
+  let unsubscribe: (() => void) | undefined;
   return {
     name: 'extender',
     kubeRoutes: extenderRouter({
-      state: { ready: () => ctx.cache.isReady(), engine: deps.scheduler.extender },
+      state: { ready: () => ctx.cache.isReady(), engine },
       clientCas: loadClientCas(file),
-      metrics: createExtenderMetrics(ctx.registry),
+      metrics,
       log,
       bodyLimit: '8mb',
     }),
+    start() {
+      unsubscribe = ctx.cache.bus.on('pod', (change) => {
+        const escaped = bypassedRules(change, check);
+        if (escaped.length === 0 || !change.new) return;
+        metrics.bypassed();
+        log.warn(
+          {
+            pod: `${change.new.namespace}/${change.new.name}`,
+            node: change.new.nodeName,
+            rules: escaped.map((r) => r.name),
+          },
+          'pod bound without the extender: its rules were not checked (kube-scheduler skipped nodeload?)',
+        );
+      });
+    },
+    stop() {
+      unsubscribe?.();
+    },
   };
 }

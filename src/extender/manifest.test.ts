@@ -2,7 +2,6 @@
 import { readFileSync } from 'node:fs';
 import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
-import { ConfigSchema } from '../config.js';
 import { parseSchedulerConfig } from '../scheduler/profile/config.js';
 import { EXTENDER_VERBS } from './metrics.js';
 import { EXTENDER_PATH } from './routes.js';
@@ -17,8 +16,8 @@ describe(FILE, () => {
 
   it('is a KubeSchedulerConfiguration with the profile the webhook steers pods to', () => {
     const config = parseSchedulerConfig(text);
-    const defaultName = ConfigSchema.parse({}).schedulerName;
-    expect(config.profiles.map((p) => p.schedulerName)).toEqual(['default-scheduler', defaultName]);
+    // --scheduler-name's default (src/config.ts, above this layer).
+    expect(config.profiles.map((p) => p.schedulerName)).toEqual(['default-scheduler', 'nodeload-scheduler']);
     expect(doc.extenders).toHaveLength(1);
   });
 

@@ -25,6 +25,8 @@ export type RequestResult =
 
 export interface ExtenderMetrics {
   observe(verb: ExtenderVerb, result: RequestResult, seconds: number): void;
+  /** A pod a rule covers was bound without the extender's bind (bypass.ts). */
+  bypassed(): void;
 }
 
 export function createExtenderMetrics(registry: Registry): ExtenderMetrics {
@@ -41,11 +43,19 @@ export function createExtenderMetrics(registry: Registry): ExtenderMetrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
+  const bypassed = new Counter({
+    name: 'nodeload_extender_bypassed_pods_total',
+    help: 'Pods a NodeLoadRule covers that were bound without the extender (kube-scheduler skipped an ignorable extender that failed, or another scheduler bound them): placed without their rules.',
+    registers: [registry],
+  });
   for (const verb of EXTENDER_VERBS) requests.inc({ verb, result: 'success' }, 0);
   return {
     observe(verb, result, seconds) {
       requests.inc({ verb, result });
       duration.observe({ verb }, seconds);
+    },
+    bypassed() {
+      bypassed.inc();
     },
   };
 }

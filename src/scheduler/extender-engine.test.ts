@@ -195,6 +195,16 @@ describe('ExtenderEngine.bind', () => {
     expect(assumed.has('default/p')).toBe(stillAssumed);
   });
 
+  it('remembers the pods it bound, not those whose bind it saw refused', async () => {
+    const { engine, pods } = setup({
+      bind: (p) => (p.name === 'no' ? { kind: 'pod-gone', message: 'gone' } : { kind: 'bound' }),
+    });
+    for (const name of ['yes', 'no']) pods.set(`default/${name}`, webPod(name));
+    await engine.bind({ namespace: 'default', name: 'yes', uid: 'uid-yes' }, 'b');
+    await engine.bind({ namespace: 'default', name: 'no', uid: 'uid-no' }, 'b');
+    expect([engine.boundHere('uid-yes'), engine.boundHere('uid-no')]).toEqual([true, false]);
+  });
+
   it('refuses a replaced pod and a bound one without calling the API', async () => {
     const { engine, binds, pods } = setup();
     pods.set('default/p', webPod('p'));

@@ -107,6 +107,8 @@ export class ExtenderEngine {
   private readonly maxAttempts: number;
   private readonly scoreWeights: number;
   private readonly awaited: AwaitedBinds;
+  /** UIDs this front door bound recently (bounded, oldest first): see boundHere(). */
+  private readonly bound = new Set<string>();
 
   constructor(private readonly deps: ExtenderEngineDeps) {
     this.maxAttempts = Math.max(1, deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
@@ -205,6 +207,8 @@ export class ExtenderEngine {
     // Without the pod's spec (neither cache nor filter has seen it) there is nothing to assume.
     if (pod) this.deps.assume(pod, node, rules);
     this.awaited.arrived(ref.uid);
+    // Before the call: the watch may show the pod bound before the bind's response reaches us.
+    this.rememberBound(ref.uid);
     const outcome = await this.deps.api.bind(pod ?? ref, node);
     if (outcome.kind === 'bound') {
       if (rules.length > 0) {
@@ -222,6 +226,8 @@ export class ExtenderEngine {
     }
     const unknownOutcome =
       outcome.kind === 'failed' && (outcome.status === undefined || outcome.status >= 500);
+    // A bind of unknown outcome may have been ours; any other failure was not.
+    if (!unknownOutcome) this.bound.delete(ref.uid);
     if (!pod) {
       // nothing assumed
     } else if (unknownOutcome) {
@@ -239,6 +245,23 @@ export class ExtenderEngine {
       this.deps.publish(this.decision(attempt ?? this.bareAttempt(rules), ref, 'error', message, node));
     }
     return message;
+  }
+
+  /**
+   * Whether this front door bound the pod (recently: the last maxAttempts binds). A covered pod bound
+   * otherwise while kube-scheduler is meant to call nodeload was placed without its rules: kube-scheduler
+   * skipped the extender (an ignorable one that failed or could not be reached) or another scheduler did it.
+   */
+  boundHere(uid: string): boolean {
+    return this.bound.has(uid);
+  }
+
+  private rememberBound(uid: string): void {
+    this.bound.add(uid);
+    for (const oldest of this.bound) {
+      if (this.bound.size <= this.maxAttempts) break;
+      this.bound.delete(oldest);
+    }
   }
 
   /** Attempts remembered (for tests and status). */

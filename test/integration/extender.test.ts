@@ -188,6 +188,12 @@ describe('extender mode: kube-scheduler calls nodeload', () => {
       expect(d.engine).toBe('EXTENDER');
       expect(d.node).toBe(pods.find((p) => p.name === d.pod)?.nodeName);
     }
+    // Every binding went through the extender: none is counted as placed without the rules.
+    const metrics = await (await fetch(`http://127.0.0.1:${gateway?.httpPort}/metrics`)).text();
+    expect(metrics).toMatch(/^nodeload_extender_bypassed_pods_total 0$/m);
+    expect(metrics).toMatch(
+      /^nodeload_extender_requests_total\{verb="bind",result="success"\} ([6-9]|\d\d+)$/m,
+    );
   }, 300_000);
 
   it('names the rule and its threshold in kube-scheduler’s FailedScheduling, and streams the decision live', async () => {
