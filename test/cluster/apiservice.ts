@@ -3,7 +3,7 @@
  * demo): renders manifests/aggregated/local.yaml for a port and CA — an ExternalName Service
  * kube-system/nodeload-api → localhost and the APIService v1alpha1.nodeload.example.com — and
  * creates or replaces both. The APIService is cluster-wide: only one gateway can back it at a time.
- * In-cluster deployments apply manifests/aggregated/in-cluster.yaml and rbac.yaml instead.
+ * In-cluster deployments use manifests/base/apiservice.yaml (kustomize base, Helm chart) instead.
  */
 import {
   ApiregistrationV1Api,

@@ -101,15 +101,13 @@ describe('renderLocalWebhooks', () => {
 
   it('the in-cluster manifest matches the local one except for clientConfig and names', () => {
     const read = (f: string) =>
-      loadAllYaml(
-        readFileSync(fileURLToPath(new URL(`../../manifests/webhook/${f}`, import.meta.url)), 'utf8'),
-      );
+      loadAllYaml(readFileSync(fileURLToPath(new URL(`../../manifests/${f}`, import.meta.url)), 'utf8'));
     const strip = (docs: { metadata: { name: string }; webhooks: { clientConfig: unknown }[] }[]) =>
       docs.map((d) => ({
         kind: (d as unknown as { kind: string }).kind,
         webhooks: d.webhooks.map((w) => ({ ...w, clientConfig: undefined })),
       }));
-    const inCluster = read('in-cluster.yaml');
+    const inCluster = read('base/webhooks.yaml');
     const { mutating, validating } = renderLocalWebhooks({ port: 1, caPem: CA });
     expect(strip([mutating, validating] as never)).toEqual(strip(inCluster as never));
     expect(inCluster[0].webhooks[0].clientConfig.service).toEqual({

@@ -1,7 +1,7 @@
 /**
  * Registers the webhooks of a gateway running on this machine (local control plane, tests, demo):
  * renders manifests/webhook/local.yaml for a port and CA, then creates or replaces the two
- * configurations. In-cluster deployments apply manifests/webhook/in-cluster.yaml instead.
+ * configurations. In-cluster deployments use manifests/base/webhooks.yaml instead.
  */
 import {
   AdmissionregistrationV1Api,

@@ -1,0 +1,188 @@
+/**
+ * Running the gateway the way the Deployment does, for the deploy tests: the objects of a rendering
+ * (test/cluster/deploy.ts) applied with kubectl as the cluster admin would, a token for the rendered
+ * ServiceAccount from TokenRequest, and the gateway process started from src/main.ts with the
+ * Deployment's container args and environment, under that identity only.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { dump } from 'js-yaml';
+import { freePorts } from '../cluster/controlplane.js';
+import { type GatewayContainer, type KubeObject, withFlag } from '../cluster/deploy.js';
+import { provided } from './context.js';
+
+const root = path.resolve(import.meta.dirname, '../..');
+
+export interface KubectlResult {
+  stdout: string;
+  stderr: string;
+}
+
+/** kubectl as the cluster admin; resolves with both streams (warnings come on stderr), rejects on failure. */
+export function kubectlRun(args: string[], input?: string, timeoutMs = 60_000): Promise<KubectlResult> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      provided('kubectlPath'),
+      [`--kubeconfig=${provided('kubeconfig')}`, ...args],
+      { timeout: timeoutMs, maxBuffer: 32 << 20 },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`kubectl ${args.join(' ')} failed: ${stderr.trim() || err.message}`));
+        else resolve({ stdout, stderr });
+      },
+    );
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+export const toYaml = (objects: KubeObject[]): string =>
+  objects.map((o) => dump(o, { noRefs: true, lineWidth: -1 })).join('---\n');
+
+/** `kubectl apply` of the objects (server-side dry run with `dryRun`). */
+export function applyObjects(objects: KubeObject[], opts: { dryRun?: boolean } = {}): Promise<KubectlResult> {
+  return kubectlRun(['apply', ...(opts.dryRun ? ['--dry-run=server'] : []), '-f', '-'], toYaml(objects));
+}
+
+/** Deletes the objects, not waiting for finalizers; missing ones are fine. */
+export async function deleteObjects(objects: KubeObject[]): Promise<void> {
+  if (objects.length === 0) return;
+  await kubectlRun(['delete', '--ignore-not-found', '--wait=false', '-f', '-'], toYaml(objects));
+}
+
+/** A kubeconfig for the ServiceAccount, holding a token from TokenRequest (kubectl create token). */
+export async function serviceAccountKubeconfig(
+  namespace: string,
+  serviceAccount: string,
+  dir: string,
+): Promise<string> {
+  const { stdout } = await kubectlRun([
+    'create',
+    'token',
+    serviceAccount,
+    '-n',
+    namespace,
+    '--duration=3600s',
+  ]);
+  const file = path.join(dir, `${namespace}-${serviceAccount}.kubeconfig`);
+  const user = `system:serviceaccount:${namespace}:${serviceAccount}`;
+  writeFileSync(
+    file,
+    dump({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        {
+          name: 'local',
+          cluster: {
+            server: provided('apiserverUrl'),
+            'certificate-authority': path.join(provided('pkiDir'), 'ca.crt'),
+          },
+        },
+      ],
+      users: [{ name: user, user: { token: stdout.trim() } }],
+      contexts: [{ name: 'sa', context: { cluster: 'local', user } }],
+      'current-context': 'sa',
+    }),
+    { mode: 0o600 },
+  );
+  return file;
+}
+
+export interface DeployedGateway {
+  child: ChildProcess;
+  output(): string;
+  httpPort: number;
+  httpsPort: number;
+  /** NODELOAD_IDENTITY: the pod name the Deployment's fieldRef would give. */
+  identity: string;
+  args: string[];
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of running) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+/**
+ * Starts `tsx src/main.ts` with the container's args and environment, on loopback ports, reaching the
+ * API server through `kubeconfig`. `flags` replaces or adds flags (`--tls-cert-file`, a test's scheduler
+ * name...): the Deployment's are kept otherwise.
+ */
+export async function startDeployedGateway(
+  container: GatewayContainer,
+  opts: { kubeconfig: string; flags?: Record<string, string> },
+): Promise<DeployedGateway> {
+  const [httpPort = 0, httpsPort = 0] = await freePorts(2);
+  const identity = `${container.namespace}-gateway-0`;
+  let args = [...container.args];
+  const flags: Record<string, string> = {
+    kubeconfig: opts.kubeconfig,
+    'http-port': String(httpPort),
+    'https-port': String(httpsPort),
+    'bind-address': '127.0.0.1',
+    ...opts.flags,
+  };
+  for (const [flag, value] of Object.entries(flags)) args = withFlag(args, flag, value);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('NODELOAD_') || k === 'KUBECONFIG') delete env[k];
+  for (const [k, v] of Object.entries(container.env)) {
+    if (v === 'fieldRef:metadata.name') env[k] = identity;
+    else if (v.startsWith('fieldRef:')) throw new Error(`env ${k}: ${v} is not emulated`);
+    else env[k] = v;
+  }
+  const child = spawn(path.join(root, 'node_modules/.bin/tsx'), ['src/main.ts', ...args], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let out = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  child.stderr?.on('data', (d) => {
+    out += d;
+  });
+  return {
+    child,
+    output: () => out,
+    httpPort,
+    httpsPort,
+    identity,
+    args,
+    async stop() {
+      if (child.exitCode !== null) return child.exitCode;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const [code] = (await exited) as [number | null];
+      running.delete(child);
+      return code;
+    },
+  };
+}
+
+/** A temporary folder removed when the process exits. */
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/**
+ * What the API server refused the gateway, from its log: "<component>: cannot <verb> <resource>" per
+ * refusal (the whole line, cut short, when the message has another shape).
+ */
+export function permissionErrors(log: string): string[] {
+  return log
+    .split('\n')
+    .filter((l) => /forbidden|HTTP[- ]Code: 403|"code":403/i.test(l))
+    .map((l) => {
+      const component = /"component":"([^"]+)"/.exec(l)?.[1] ?? '?';
+      const m = /cannot (\S+) resource \\*"([^"\\]+)\\*"(?: in API group \\*"([^"\\]*)\\*")?/.exec(l);
+      return m ? `${component}: cannot ${m[1]} ${m[2]}${m[3] ? `.${m[3]}` : ''}` : l.slice(0, 400);
+    });
+}
