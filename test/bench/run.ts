@@ -17,6 +17,7 @@ import {
   markdownTable,
   renderReport,
 } from './lib.js';
+import { runQualityBench } from './quality.bench.js';
 import { runSchedulerBench } from './scheduler.bench.js';
 import { runWebhookBench } from './webhook.bench.js';
 
@@ -44,6 +45,9 @@ async function main(): Promise<void> {
   } finally {
     await cluster.release();
   }
+  // Its own cluster: it registers metrics.k8s.io (cluster-wide) for the skewed usage.
+  log('placement quality bench');
+  reports.push(await runQualityBench({ nodes: 100, pods: 300, churnSeconds: 120, factor: 0.8 }));
   const minutes = ((Date.now() - started) / 60_000).toFixed(1);
   const load = machine.loadAverage.map((l) => l.toFixed(1)).join(' / ');
   const markdown = `# nodeload benchmarks

@@ -6,7 +6,7 @@
 // scheduling goes on without it.
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
-import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, StorageV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { type Gateway, startGateway } from '../../src/app.js';
 import { toPodInfo } from '../../src/cluster/convert.js';
@@ -283,6 +283,82 @@ describe('extender mode: kube-scheduler calls nodeload', () => {
     );
     const pods = await boundPods(ns, 3);
     expect(pods.map((p) => p.nodeName).sort()).toEqual(names);
+  }, 300_000);
+
+  it('keeps kube-scheduler’s volume binding at work: a WaitForFirstConsumer claim follows its local PV', async () => {
+    const ns = await withNamespace('ext-vol');
+    const { pool, names } = await nodePool(3);
+    const pvNode = names[1] as string;
+    await createRule(ns, 'vol', { maxCPU: 90 });
+    const storage = kubeConfig().makeApiClient(StorageV1Api);
+    const className = uniqueName('ext-wffc');
+    const pvName = uniqueName('ext-pv');
+    await storage.createStorageClass({
+      body: {
+        metadata: { name: className },
+        provisioner: 'kubernetes.io/no-provisioner',
+        volumeBindingMode: 'WaitForFirstConsumer',
+      },
+    });
+    onTestFinished(async () => {
+      await coreApi()
+        .deletePersistentVolume({ name: pvName })
+        .catch(() => undefined);
+      await storage.deleteStorageClass({ name: className }).catch(() => undefined);
+    });
+    await coreApi().createPersistentVolume({
+      body: {
+        metadata: { name: pvName },
+        spec: {
+          storageClassName: className,
+          capacity: { storage: '5Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          hostPath: { path: `/tmp/${pvName}` },
+          nodeAffinity: {
+            required: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [pvNode] }] },
+              ],
+            },
+          },
+        },
+      },
+    });
+    await coreApi().createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: {
+        metadata: { name: 'data' },
+        spec: {
+          storageClassName: className,
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: '1Gi' } },
+        },
+      },
+    });
+    await createPods(ns, [
+      podBody('db', {
+        pool,
+        cpu: '100m',
+        app: 'db',
+        extra: { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }] },
+      }),
+    ]);
+    const [db] = await boundPods(ns, 1);
+    expect(db?.nodeName).toBe(pvNode);
+    const claim = await waitFor('the claim Bound to the PV', async () => {
+      const c = await coreApi().readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'data' });
+      return c.status?.phase === 'Bound' ? c : undefined;
+    });
+    expect(claim.spec?.volumeName).toBe(pvName);
+    // nodeload's bind verb made the binding: the decision is in its history as an extender decision.
+    const history = await graphql<{ schedulingHistory: { items: HistoryItem[] } }>(
+      'query($ns: String) { schedulingHistory(namespace: $ns, first: 10) { items { pod result engine node message } } }',
+      { ns },
+    );
+    expect(history.data?.schedulingHistory.items.map((d) => [d.pod, d.engine, d.node])).toEqual([
+      ['db', 'EXTENDER', pvNode],
+    ]);
   }, 300_000);
 
   it('refuses callers without a client certificate of the configured CA', async () => {
