@@ -31,6 +31,8 @@ function step(name: string, cmd: string, args: string[]): boolean {
 }
 
 step('control plane build (cached after the first run)', 'bash', ['test/cluster/build.sh']);
+// helm for the chart's lint/template tests (test/integration/deploy.test.ts), its own pinned Go module.
+step('helm build (cached after the first run)', 'bash', ['test/cluster/build-helm.sh']);
 step('chromium for the browser tests (Debian package)', 'bash', ['test/browser/ensure-chromium.sh']);
 step('typecheck', 'npx', ['tsc', '--noEmit']);
 // web/src/gql is generated from schema/schema.graphql and the dashboard's operations: fails when stale.

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   addedRows,
+  comparable,
   flagValue,
   gatewayContainer,
   hasWildcard,
@@ -184,6 +185,36 @@ describe('the base manifests', () => {
     expect(byKind(base(), 'Namespace')[0]?.metadata.labels).toMatchObject({
       'pod-security.kubernetes.io/enforce': 'restricted',
     });
+  });
+});
+
+describe('comparable', () => {
+  it("leaves out Helm's own labels, empty lists, nulls and the Namespace, and sorts by kind and name", () => {
+    const helm: KubeObject[] = [
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: {
+          name: 'b',
+          labels: { 'app.kubernetes.io/name': 'nodeload', 'helm.sh/chart': 'nodeload-0.1.0' },
+          annotations: { 'helm.sh/resource-policy': 'keep' },
+        },
+        spec: { ports: [], selector: null },
+      },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } },
+    ];
+    const kustomized: KubeObject[] = [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', labels: {} } },
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'b', labels: { 'app.kubernetes.io/name': 'nodeload' } },
+        spec: {},
+      },
+    ];
+    expect(comparable(helm)).toEqual(comparable(kustomized));
+    expect(comparable(helm).map((o) => o.kind)).toEqual(['ConfigMap', 'Service']);
   });
 });
 

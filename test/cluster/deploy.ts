@@ -53,6 +53,72 @@ export async function kustomize(kubectl: string, dir: string): Promise<KubeObjec
   return parseObjects(await run(kubectl, ['kustomize', manifestPath(dir)]));
 }
 
+/** The chart's directory. */
+export const CHART_DIR = manifestPath('chart/nodeload');
+
+/** `helm template` of the chart with `--set` values (and `--namespace`). */
+export async function helmTemplate(
+  helm: string,
+  opts: { release?: string; namespace?: string; set?: string[] } = {},
+): Promise<KubeObject[]> {
+  const args = [
+    'template',
+    opts.release ?? 'nodeload',
+    CHART_DIR,
+    '--namespace',
+    opts.namespace ?? MANIFEST_NAMESPACE,
+  ];
+  for (const s of opts.set ?? []) args.push('--set', s);
+  return parseObjects(await run(helm, args));
+}
+
+/** A copy without null fields and empty lists: the API server reads both as absent. */
+function dropEmpty(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(dropEmpty);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([, v]) => v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0))
+        .map(([k, v]) => [k, dropEmpty(v)]),
+    );
+  }
+  return value;
+}
+
+/** Labels and annotations only Helm adds: what remains must equal the kustomize rendering. */
+const HELM_ONLY = [
+  'helm.sh/chart',
+  'app.kubernetes.io/managed-by',
+  'app.kubernetes.io/instance',
+  'app.kubernetes.io/version',
+  'helm.sh/resource-policy',
+];
+
+/**
+ * A rendering in a form two renderers can be compared by: Helm's own labels and annotations left out,
+ * empty label/annotation maps, null fields and empty lists dropped, the Namespace left out (Helm installs into one), sorted by kind
+ * and name.
+ */
+export function comparable(objects: KubeObject[]): KubeObject[] {
+  const strip = (m: Record<string, string> | undefined) => {
+    const out = Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => !HELM_ONLY.includes(k)));
+    return Object.keys(out).length ? out : undefined;
+  };
+  return objects
+    .filter((o) => o.kind !== 'Namespace')
+    .map((o) => {
+      const metadata: KubeObject['metadata'] = { ...o.metadata };
+      const labels = strip(o.metadata.labels);
+      const annotations = strip(o.metadata.annotations);
+      if (labels) metadata.labels = labels;
+      else delete metadata.labels;
+      if (annotations) metadata.annotations = annotations;
+      else delete metadata.annotations;
+      return dropEmpty({ ...o, metadata }) as KubeObject;
+    })
+    .sort((a, b) => `${a.kind}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.name}`));
+}
+
 const CLUSTER_SCOPED = new Set([
   'Namespace',
   'CustomResourceDefinition',

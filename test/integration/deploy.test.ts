@@ -4,7 +4,7 @@
 // schedules, writes rule status and Events, serves the webhook and the aggregated API, with not one
 // request refused. Every object is isolated for the shared cluster: a namespace of its own, cluster-scoped
 // names suffixed (test/cluster/deploy.ts isolate), removed afterwards.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import https from 'node:https';
@@ -15,14 +15,18 @@ import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js'
 import { freePorts } from '../cluster/controlplane.js';
 import {
   addedRows,
+  CHART_DIR,
+  comparable,
   flagValue,
   GATEWAY_NAME,
   gatewayContainer,
   hasWildcard,
+  helmTemplate,
   identityObjects,
   isolate,
   type KubeObject,
   kustomize,
+  MANIFEST_NAMESPACE,
   parseCanIList,
   parseObjects,
 } from '../cluster/deploy.js';
@@ -70,6 +74,26 @@ async function dryRun(objects: KubeObject[]): Promise<string> {
   return stderr;
 }
 
+/**
+ * Stand-ins for cert-manager's Issuer and Certificate CRDs (test/fixtures): their names are fixed, so
+ * they are created only where absent and removed after the file.
+ */
+let certManagerCrds: Promise<void> | undefined;
+function ensureCertManagerCrds(): Promise<void> {
+  certManagerCrds ??= (async () => {
+    const crds = parseObjects(readFileSync(path.join(root, 'test/fixtures/cert-manager-crds.yaml'), 'utf8'));
+    const present = await kubectlRun(['get', 'crd', '-o', 'name']);
+    const missing = crds.filter((c) => !present.stdout.includes(`/${c.metadata.name}`));
+    cleanup.push(...missing);
+    if (missing.length === 0) return;
+    await applyObjects(missing);
+    for (const c of missing) {
+      await kubectlRun(['wait', '--for=condition=Established', `crd/${c.metadata.name}`, '--timeout=30s']);
+    }
+  })();
+  return certManagerCrds;
+}
+
 const kinds = (objects: KubeObject[]) => [...new Set(objects.map((o) => o.kind))].sort();
 
 describe('kustomize renderings pass server-side dry run', () => {
@@ -99,17 +123,7 @@ describe('kustomize renderings pass server-side dry run', () => {
   });
 
   it('overlays/cert-manager: Issuers, Certificates and cainjector annotations (against stand-in cert-manager CRDs)', async () => {
-    const crds = parseObjects(readFileSync(path.join(root, 'test/fixtures/cert-manager-crds.yaml'), 'utf8'));
-    // cert-manager's CRD names are fixed: create them only where absent, remove them after the file.
-    const present = await kubectlRun(['get', 'crd', '-o', 'name']);
-    const missing = crds.filter((c) => !present.stdout.includes(`/${c.metadata.name}`));
-    cleanup.push(...missing);
-    if (missing.length) {
-      await applyObjects(missing);
-      for (const c of missing) {
-        await kubectlRun(['wait', '--for=condition=Established', `crd/${c.metadata.name}`, '--timeout=30s']);
-      }
-    }
+    await ensureCertManagerCrds();
     const { namespace, objects } = await isolatedRendering(
       await kustomize(provided('kubectlPath'), 'overlays/cert-manager'),
       'nl-dry-cm',
@@ -147,6 +161,100 @@ describe('kustomize renderings pass server-side dry run', () => {
     expect(warnings).not.toMatch(/PodSecurity|would violate/i);
   });
 });
+
+/** helm, built from its pinned Go module (test/cluster/build-helm.sh; cached, minutes when cold). */
+let helm: string;
+function run(bin: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(bin, args, { timeout: 1_800_000, maxBuffer: 32 << 20 }, (err, stdout, stderr) => {
+      if (err)
+        reject(new Error(`${bin} ${args.join(' ')} failed: ${stderr.trim() || err.message}\n${stdout}`));
+      else resolve({ stdout, stderr });
+    });
+  });
+}
+
+describe('the Helm chart', () => {
+  beforeAll(async () => {
+    const { stdout } = await run('bash', [path.join(root, 'test/cluster/build-helm.sh')]);
+    helm = stdout.trim().split('\n').at(-1) ?? '';
+  }, 1_800_000);
+
+  it('helm lint --strict passes for every certificates mode and both scheduling modes', async () => {
+    for (const set of [
+      [],
+      ['certificates.mode=self-signed'],
+      ['certificates.mode=provided', 'certificates.provided.caBundle=Zm9v', 'mode=extender'],
+    ]) {
+      const { stdout } = await run(helm, [
+        'lint',
+        '--strict',
+        CHART_DIR,
+        ...set.flatMap((s) => ['--set', s]),
+      ]);
+      expect(stdout, set.join()).toContain('0 chart(s) failed');
+      expect(stdout).not.toMatch(/\[(ERROR|WARNING)\]/);
+    }
+  });
+
+  it('renders the same objects as the kustomize overlays (cert-manager, self-signed)', async () => {
+    for (const [mode, overlay] of [
+      ['cert-manager', 'overlays/cert-manager'],
+      ['self-signed', 'overlays/self-signed'],
+    ] as const) {
+      const chart = await helmTemplate(helm, { set: [`certificates.mode=${mode}`] });
+      const kustomized = await kustomize(provided('kubectlPath'), overlay);
+      expect(comparable(chart), mode).toEqual(comparable(kustomized));
+    }
+  });
+
+  it('helm template passes server-side dry run: defaults (cert-manager)', async () => {
+    await ensureCertManagerCrds();
+    const { objects } = await isolatedRendering([NAMESPACE, ...(await helmTemplate(helm))], 'nl-dry-helm');
+    expect(kinds(objects)).toEqual(expect.arrayContaining(['Certificate', 'Deployment', 'ResourceQuota']));
+    const warnings = await dryRun(objects);
+    expect(warnings).not.toMatch(/PodSecurity|would violate/i);
+  });
+
+  it('helm template passes server-side dry run: extender mode, provided certificate, NetworkPolicy, rules', async () => {
+    const rendered = await helmTemplate(helm, {
+      set: [
+        'mode=extender',
+        'certificates.mode=provided',
+        `certificates.provided.caBundle=${Buffer.from(readFileSync(pkiPath('ca.crt'))).toString('base64')}`,
+        'networkPolicy.enabled=true',
+        'replicas=3',
+        'rules[0].name=web',
+        `rules[0].namespace=${MANIFEST_NAMESPACE}`,
+        'rules[0].spec.maxCPU=70',
+        'extraArgs[0]=--stale-metrics-policy=fail-closed',
+      ],
+    });
+    const { objects } = await isolatedRendering([NAMESPACE, ...rendered], 'nl-dry-helm-x');
+    // The rule needs its CRD served (shared by every test: applied, never removed).
+    await applyObjects(objects.filter((o) => o.kind === 'CustomResourceDefinition'));
+    const container = gatewayContainer(objects);
+    expect(container.args).toEqual(
+      expect.arrayContaining(['--native-scheduler=false', '--stale-metrics-policy=fail-closed']),
+    );
+    expect(flagValue(container.args, 'extender-client-ca-file')).toBeDefined();
+    const rule = objects.find((o) => o.kind === 'NodeLoadRule');
+    expect(rule?.['spec']).toEqual({ maxCPU: 70, maxMemory: 80 });
+    const hooks = objects
+      .filter((o) => o.kind.endsWith('WebhookConfiguration'))
+      .flatMap((o) => o['webhooks'] as { clientConfig: { caBundle?: string } }[]);
+    expect(hooks.every((h) => h.clientConfig.caBundle)).toBe(true);
+    // The extender's CA comes from a ConfigMap of the admin's; the dry run needs it to exist only for pods.
+    await dryRun(objects);
+  });
+});
+
+/** The Namespace Helm does not render (it installs into an existing one), labelled as the base's. */
+const NAMESPACE: KubeObject = {
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: { name: MANIFEST_NAMESPACE, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
+};
 
 describe('the ServiceAccount the base grants', () => {
   it('kubectl auth can-i --list shows no wildcard, and the delegated-auth reviews it needs', async () => {
