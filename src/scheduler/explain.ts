@@ -141,7 +141,8 @@ export function buildCandidates(verdicts: NodeVerdict[], ranked: readonly Ranked
     const c = byName.get(s.node);
     if (!c) return;
     c.score = s.score;
-    c.scores = s.scores;
+    // Read through, so the per-plugin parts are built only for candidates someone looks at.
+    Object.defineProperty(c, 'scores', { get: () => s.scores, enumerable: true, configurable: true });
     c.rank = i + 1;
     feasible.push(c);
   });

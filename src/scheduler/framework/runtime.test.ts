@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LOAD_OPTIONS } from '../../load/types.js';
+import { buildCandidates } from '../explain.js';
 import { profileOf } from '../plugins/plugin.testing.js';
 import { node, pod, snapshotOf } from '../testing.js';
 import { runFilters, runPreBind, runPreEnqueue, runReserve, runScores, runUnreserve } from './runtime.js';
@@ -138,6 +139,17 @@ describe('runScores', () => {
       { plugin: 'X', weight: 2, score: 10 },
       { plugin: 'Y', weight: 1, score: 100 },
     ]);
+    // Built on read from the cycle's table, and serialised like plain data (history, Events, GraphQL).
+    expect(JSON.parse(JSON.stringify(ranked[0]))).toEqual({
+      node: 'c',
+      score: 200,
+      scores: [
+        { plugin: 'X', weight: 2, score: 100 },
+        { plugin: 'Y', weight: 1, score: 0 },
+      ],
+    });
+    const candidate = buildCandidates(runFilters(profile, ctx).verdicts, ranked)[0];
+    expect({ ...candidate }.scores).toEqual(ranked[0]?.scores);
   });
 
   it('breaks ties by node name, whatever the snapshot order', () => {
