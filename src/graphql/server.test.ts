@@ -177,6 +177,16 @@ describe('GraphiQL', () => {
     expect(html).toContain('"subscriptionsProtocol":"SSE"');
   });
 
+  it("sends this tab's token (from the dashboard's link or session storage) as every tab's header", async () => {
+    const { yoga } = setup();
+    const html = await (await page(yoga)).text();
+    expect(html).toContain('function nodeloadWithToken(opts)');
+    expect(html).toMatch(
+      /renderYogaGraphiQL\(\s*window\.document\.querySelector\('#root'\),\s*nodeloadWithToken\(\{/,
+    );
+    expect(html).not.toMatch(/Bearer [A-Za-z0-9]/);
+  });
+
   it('can be switched off', async () => {
     const { yoga } = setup({ graphiql: false });
     const res = await page(yoga);

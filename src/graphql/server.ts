@@ -139,6 +139,44 @@ export function graphiqlOptions(): GraphiQLOptions {
 }
 
 /**
+ * Runs in the GraphiQL page before GraphiQL starts: the token of a `#token=…` fragment (the dashboard's
+ * GraphiQL link passes it so) or of this tab's session storage becomes the Authorization header of every
+ * tab. The page itself is the same for everyone: no credential is ever rendered into it.
+ */
+const GRAPHIQL_TOKEN_SCRIPT = `<script>
+function nodeloadWithToken(opts) {
+  try {
+    var key = 'nodeload.token';
+    var params = new URLSearchParams(location.hash.slice(1));
+    var fromLink = params.get('token');
+    if (fromLink) {
+      sessionStorage.setItem(key, fromLink);
+      params.delete('token');
+      var rest = params.toString();
+      history.replaceState(null, '', location.pathname + location.search + (rest ? '#' + rest : ''));
+    }
+    var token = sessionStorage.getItem(key);
+    if (!token) return opts;
+    var headers = JSON.stringify({ Authorization: 'Bearer ' + token }, null, 2);
+    var tabs = (opts.defaultTabs || []).map(function (t) { return Object.assign({}, t, { headers: headers }); });
+    return Object.assign({}, opts, { headers: headers, defaultHeaders: headers, defaultTabs: tabs });
+  } catch (e) {
+    return opts;
+  }
+}
+</script>
+</head>`;
+
+/** GraphiQL's page with its options passed through nodeloadWithToken (unchanged if the page's shape differs). */
+export function withTokenScript(html: string, opts: GraphiQLOptions): string {
+  const json = JSON.stringify(opts);
+  const at = html.lastIndexOf(json);
+  if (at < 0 || !html.includes('</head>')) return html;
+  const page = `${html.slice(0, at)}nodeloadWithToken(${json})${html.slice(at + json.length)}`;
+  return page.replace('</head>', GRAPHIQL_TOKEN_SCRIPT);
+}
+
+/**
  * The page is ~9 MB with every asset inlined (nothing loads from a CDN); once imported, its module holds
  * ~30 MB of heap for good (the source text and the page as strings). So it is imported on the first
  * GraphiQL request rather than at start, and the page rendered once.
@@ -147,7 +185,7 @@ function cachedGraphiQLRenderer(): (opts: GraphiQLOptions) => Promise<string> {
   let html: Promise<string> | undefined;
   return (opts) => {
     html ??= import('@graphql-yoga/render-graphiql').then(
-      (m) => m.renderGraphiQL(opts),
+      (m) => withTokenScript(m.renderGraphiQL(opts), opts),
       (err: unknown) => {
         html = undefined;
         throw err;

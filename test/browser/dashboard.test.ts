@@ -1,8 +1,10 @@
 // The dashboard in a real browser (Debian's Chromium via playwright-core) against the real gateway:
 // every component of src/components.ts in-process on the local control plane, KWOK nodes of this file's
-// own pool, pods for a scheduler name of this file only. Loads the page, finds the nodes, watches a
-// decision arrive live after a pod is created, opens its explanation, runs a what-if, and saves a
-// screenshot to test-results/dashboard.png.
+// own pool, pods for a scheduler name of this file only. Port 8080 is authenticated as in a cluster: the
+// page opens with a login link carrying a read-only ServiceAccount's token (as `npm run demo` prints it).
+// Loads the page, finds the nodes, watches a decision arrive live after a pod is created, opens its
+// explanation, runs a what-if, and saves a screenshot to test-results/dashboard.png; without a token it
+// asks for one, and GraphiQL sends the token too.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
@@ -15,6 +17,7 @@ import { parseConfig } from '../../src/config.js';
 import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import { createFakeNodes, deleteFakeNodes } from '../cluster/nodes.js';
+import { createViewer, type Viewer } from '../cluster/viewer.js';
 import {
   coreApi,
   createNamespace,
@@ -30,6 +33,7 @@ const SCREENSHOT = path.resolve('test-results', 'dashboard.png');
 
 let ns: TestNamespace;
 let gateway: Gateway;
+let viewer: Viewer;
 let chromium: LaunchedBrowser;
 let page: Page;
 let origin: string;
@@ -77,6 +81,7 @@ beforeAll(async () => {
       kubeconfig,
       httpPort: 0,
       bindAddress: '127.0.0.1',
+      // No anonymous access: the page signs in with the viewer's token.
       leaderElect: false,
       schedulerName,
       identity: uniqueName('browser'),
@@ -86,6 +91,7 @@ beforeAll(async () => {
     allComponents(),
   );
   origin = `http://127.0.0.1:${gateway.httpPort}`;
+  viewer = await createViewer(kubeConfig(), { namespace: ns.name, name: 'dashboard' });
   await gateway.cache.ready();
   await waitFor('our nodes in the cache', () => nodes.every((n) => gateway.cache.nodes.has(n)));
   await kubeConfig()
@@ -122,16 +128,20 @@ beforeAll(async () => {
 afterAll(async () => {
   await chromium?.close();
   await gateway?.stop();
+  await viewer?.remove();
   if (ns) await coreApi().deleteCollectionNamespacedPod({ namespace: ns.name, gracePeriodSeconds: 0 });
   if (nodes.length) await deleteFakeNodes(inject('kubeconfig'), nodes);
   await ns?.dispose();
 });
 
 describe('dashboard in Chromium', () => {
-  it('loads from the gateway and shows the nodes with their load', async () => {
-    const res = await page.goto(`${origin}/`);
+  it('opens with the login link, and shows the nodes with their load', async () => {
+    const res = await page.goto(`${origin}/#token=${viewer.token}`);
     expect(res?.status()).toBe(200);
     await page.getByTestId('heatmap').waitFor();
+    // The token went to the tab's session storage, out of the address bar and history.
+    expect(page.url()).toBe(`${origin}/`);
+    expect(await page.evaluate(() => sessionStorage.getItem('nodeload.token'))).toBe(viewer.token);
     const table = page.getByTestId('node-table');
     await page.getByPlaceholder('filter nodes…').fill(pool);
     for (const node of nodes) await table.locator(`tr[data-node="${node}"]`).waitFor();
@@ -201,6 +211,43 @@ describe('dashboard in Chromium', () => {
     // The top bar is sticky: scrolled to the top, it sits at the top of the full-page image too.
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  });
+
+  it('asks for a token when opened without one, and signs in with it', async () => {
+    // A tab of its own (its own session storage); its 401s are expected, so they are not pageErrors.
+    const tab = await chromium.context.newPage();
+    try {
+      await tab.goto(`${origin}/`);
+      const form = tab.getByTestId('sign-in');
+      await form.waitFor();
+      expect(await form.textContent()).toContain('authentication required');
+      await form.getByLabel('token').fill(viewer.token);
+      await form.getByRole('button', { name: 'Sign in' }).click();
+      await tab.getByTestId('heatmap').waitFor();
+      await tab.getByPlaceholder('filter nodes…').fill(pool);
+      await tab.getByTestId('node-table').locator(`tr[data-node="${nodes[0]}"]`).waitFor();
+      expect(await tab.getByTestId('sign-in').count()).toBe(0);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it("sends the token from GraphiQL too, passed on by the dashboard's link", async () => {
+    const tab = await chromium.context.newPage();
+    try {
+      const href = await page.locator('a', { hasText: 'GraphiQL' }).getAttribute('href');
+      expect(href).toBe(`graphql#token=${encodeURIComponent(viewer.token)}`);
+      const introspection = tab.waitForRequest(
+        (r) => r.url() === `${origin}/graphql` && r.method() === 'POST',
+      );
+      await tab.goto(`${origin}/${href}`);
+      const request = await introspection;
+      expect(request.headers()['authorization']).toBe(`Bearer ${viewer.token}`);
+      expect((await request.response())?.status()).toBe(200);
+      expect(tab.url()).toBe(`${origin}/graphql`);
+    } finally {
+      await tab.close();
+    }
   });
 
   it('made no request beyond the gateway and logged no error', () => {

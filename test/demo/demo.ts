@@ -3,11 +3,15 @@
  * API, simulated nodes with background load, example rules (the original design's among them) and a
  * workload that keeps changing, so the dashboard moves. Ctrl-C stops everything it started.
  *
+ * Port 8080 runs authenticated, as in a cluster: the demo creates a ServiceAccount bound to a read-only
+ * ClusterRole (test/cluster/viewer.ts), gets it a token with TokenRequest and prints a login link carrying
+ * it (`http://127.0.0.1:8080/#token=…`); the dashboard keeps it in the tab's session storage.
+ *
  * `npm run demo -- --extender`: the same, but the cluster's own kube-scheduler places the pods, calling
  * the gateway as its extender (manifests/scheduler/extender.yaml; the gateway's loop is off).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { load } from 'js-yaml';
@@ -15,6 +19,7 @@ import { registerLocalApiService, waitForApiServiceAvailable } from '../cluster/
 import { freePorts, probe, startCluster, stopCluster } from '../cluster/controlplane.js';
 import { localExtenderSchedulerConfig } from '../cluster/extender.js';
 import { createFakeNodes, type FakeNodeSpec } from '../cluster/nodes.js';
+import { createViewer } from '../cluster/viewer.js';
 import { applyLocalWebhooks } from '../cluster/webhooks.js';
 import { startFakeMetricsServer } from '../fixtures/metrics-server.js';
 import { usageLoop, workloadLoop } from './workload.js';
@@ -188,13 +193,20 @@ async function main(): Promise<void> {
     });
   }
 
+  say('creating a read-only ServiceAccount for the dashboard and a token for it');
+  const viewer = await createViewer(kc, { namespace: 'nodeload-demo', name: 'dashboard' });
+  const tokenFile = path.join(dir, 'dashboard.token');
+  writeFileSync(tokenFile, `${viewer.token}\n`, { mode: 0o600 });
+
   const kubectl = 'kubectl';
+  const auth = `-H "Authorization: Bearer $(cat ${tokenFile})"`;
   console.log(`
   \x1b[1mnodeload is running\x1b[0m${extenderMode ? ' as kube-scheduler\'s extender (decisions "via kube-scheduler")' : ''}
-    dashboard      ${base}/
-    GraphiQL       ${base}/graphql
-    metrics        ${base}/metrics
-    original API   ${base}/operator/suggestions  ${base}/scheduler/status  ${base}/api/node-load
+    login link     ${base}/#token=${viewer.token}
+                   (dashboard as ${viewer.user}, read-only; the token is also in ${tokenFile})
+    GraphiQL       the dashboard's "GraphiQL" link passes the token on
+    metrics        curl ${auth} ${base}/metrics
+    original API   curl ${auth} ${base}/operator/suggestions   (also /scheduler/status, /api/node-load)
   try (in another terminal)
     export KUBECONFIG=${cluster.kubeconfig}; alias kubectl=${cluster.kubectl}
     ${kubectl} get nodeloads

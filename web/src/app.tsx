@@ -5,6 +5,7 @@ import type { DashboardState } from './live.js';
 import { NodesPanel } from './nodes-panel.js';
 import { PendingPanel } from './pending-panel.js';
 import { RulesPanel } from './rules-panel.js';
+import { SignIn } from './sign-in.js';
 import type { Store } from './store.js';
 import { useStore } from './store.js';
 import { TrendChart } from './trend.js';
@@ -16,6 +17,7 @@ export function App(props: { store: Store<DashboardState> }) {
   return (
     <>
       <Header state={state} />
+      <SignIn />
       <main class="layout">
         <div class="col-main">
           <NodesPanel state={state} />

@@ -2,8 +2,10 @@
  * The dashboard's GraphQL client: queries as POST, subscriptions as GraphQL over SSE ("distinct
  * connections" mode: one streaming POST per subscription with `Accept: text/event-stream`, which is
  * yoga's default). fetch() with a body reader is used instead of EventSource so the operation travels
- * in a POST body and a stream can be aborted cleanly.
+ * in a POST body and a stream can be aborted cleanly. Every request carries the session's token
+ * (auth.ts); a 401 makes the page ask for one.
  */
+import { authHeaders, noteUnauthenticated } from './auth.js';
 import type { TypedDocumentString } from './gql/graphql.js';
 import { SseParser } from './sse.js';
 
@@ -26,6 +28,17 @@ export function graphqlUrl(): string {
   return new URL('graphql', document.baseURI).toString();
 }
 
+/** The gateway's 401 body says why (no token, an expired one); fall back to the status. */
+function unauthenticatedMessage(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { message?: unknown };
+    if (typeof parsed.message === 'string') return parsed.message;
+  } catch {
+    // not JSON
+  }
+  return 'HTTP 401: the gateway needs a token';
+}
+
 function errorText(errors: GraphQLErrorShape[]): string {
   return errors.map((e) => e.message).join('; ');
 }
@@ -39,6 +52,7 @@ export async function query<T, V>(
   const res = await fetch(graphqlUrl(), {
     method: 'POST',
     headers: {
+      ...authHeaders(),
       'content-type': 'application/json',
       accept: 'application/graphql-response+json, application/json',
     },
@@ -46,6 +60,7 @@ export async function query<T, V>(
     ...(signal ? { signal } : {}),
   });
   const text = await res.text();
+  if (res.status === 401) noteUnauthenticated(unauthenticatedMessage(text));
   let body: { data?: T; errors?: GraphQLErrorShape[] };
   try {
     body = JSON.parse(text) as typeof body;
@@ -89,10 +104,15 @@ export function subscribe<T, V>(
     try {
       const res = await fetch(graphqlUrl(), {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        headers: { ...authHeaders(), 'content-type': 'application/json', accept: 'text/event-stream' },
         body: JSON.stringify({ query: document.toString(), variables }),
         signal: controller.signal,
       });
+      if (res.status === 401) {
+        const message = unauthenticatedMessage(await res.text());
+        noteUnauthenticated(message);
+        throw new Error(message);
+      }
       if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
       opts.onState?.('live');
       opts.onConnected?.();

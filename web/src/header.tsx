@@ -1,5 +1,6 @@
 /** The top bar: what the cluster looks like right now, in a handful of numbers. */
 import { useEffect, useMemo } from 'preact/hooks';
+import { storedToken } from './auth.js';
 import { formatPercent } from './format.js';
 import { type DashboardState, trendSample } from './live.js';
 import { LiveDot } from './ui.js';
@@ -72,12 +73,18 @@ export function Header(props: { state: DashboardState }) {
       <div class="streams">
         <LiveDot state={props.state.decisionStream} label="decisions" />
         <LiveDot state={props.state.loadStream} label="load" />
-        <a href="graphql" class="link" target="_blank" rel="noreferrer">
+        <a href={graphiqlHref()} class="link" target="_blank" rel="noreferrer">
           GraphiQL ↗
         </a>
       </div>
     </header>
   );
+}
+
+/** GraphiQL in a new tab, which has its own session storage: the token travels in the fragment. */
+function graphiqlHref(): string {
+  const token = storedToken();
+  return token ? `graphql#token=${encodeURIComponent(token)}` : 'graphql';
 }
 
 function Kpi(props: {

@@ -1,0 +1,47 @@
+/**
+ * Shown when the gateway answered 401: a form for a Kubernetes token (kept in this tab's session
+ * storage, auth.ts). Submitting reloads the page, so every query and stream starts over with it.
+ */
+import { useState } from 'preact/hooks';
+import { authState, storeToken } from './auth.js';
+import { useStore } from './store.js';
+
+export function SignIn() {
+  const auth = useStore(authState, (s) => s);
+  const [token, setToken] = useState('');
+  if (!auth.required) return null;
+  return (
+    <section class="signin panel" aria-labelledby="signin-title" data-testid="sign-in">
+      <form
+        class="panel-body"
+        onSubmit={(e) => {
+          e.preventDefault();
+          storeToken(token);
+          location.reload();
+        }}
+      >
+        <h2 id="signin-title">Sign in to the gateway</h2>
+        <p class="bad-text">{auth.message}</p>
+        <p class="dim">
+          Paste a Kubernetes bearer token (for example from{' '}
+          <code>kubectl create token &lt;serviceaccount&gt;</code>
+          ), or open the login link the demo printed. You see what the token's RBAC lets it list. The token
+          stays in this browser tab.
+        </p>
+        <div class="signin-row">
+          <input
+            type="password"
+            autocomplete="off"
+            placeholder="token"
+            aria-label="token"
+            value={token}
+            onInput={(e) => setToken((e.target as HTMLInputElement).value)}
+          />
+          <button class="btn" type="submit" disabled={!token.trim()}>
+            Sign in
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
