@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { IN_PROCESS_URL, sseSubscribe } from '../../test/kit/graphql.js';
 import { rawNode, rawPod, rawRule } from '../../test/kit/objects.js';
 import { RULE_GROUP } from '../rules/types.js';
-import { PERMISSIONS } from '../server/access.js';
+import { type Access, PERMISSIONS } from '../server/access.js';
 import { fakeUserPortAuth } from '../server/testing.js';
 import {
   createTestYoga,
@@ -147,6 +147,26 @@ describe('GraphQL authorization', () => {
     expect(hidden.errors?.[0]?.extensions).toEqual({ code: 'FORBIDDEN', permission: 'pods list in ops' });
     const shown = await post(yoga, 'query($id: ID!) { decision(id: $id) { pod } }', { id: decisions[0]?.id });
     expect(shown.data).toEqual({ decision: { pod: 'p0' } });
+  });
+
+  it('answers UNAVAILABLE when a review cannot be made', async () => {
+    cluster = new FixtureCluster().add(rawNode('node-a'));
+    const down: Access = {
+      userName: 'alice',
+      key: 'alice',
+      allowed: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.1:443')),
+      peek: () => undefined,
+    };
+    const res = await post(
+      createTestYoga({ sources: fixtureSources(cluster), log }, down),
+      '{ nodes { name } }',
+    );
+    expect(res.errors).toEqual([
+      expect.objectContaining({
+        message: 'authorization unavailable: the SubjectAccessReview could not be made',
+        extensions: { code: 'UNAVAILABLE' },
+      }),
+    ]);
   });
 
   it('lists pending pods of readable namespaces only', async () => {

@@ -22,6 +22,17 @@ import {
 import type { GraphQLContext } from './context.js';
 import { graphQLError } from './errors.js';
 
+/**
+ * The operation's Access, with a failed review (the API server unreachable) reported as UNAVAILABLE
+ * rather than masked as an unexpected error: the client knows to retry.
+ */
+export function reportingUnavailable(access: Access): Access {
+  const unavailable = () => {
+    throw graphQLError('UNAVAILABLE', 'authorization unavailable: the SubjectAccessReview could not be made');
+  };
+  return { ...access, allowed: (p, namespace) => access.allowed(p, namespace).catch(unavailable) };
+}
+
 function forbidden(access: Access, p: Permission, namespace?: string) {
   const permission = describePermission(p, namespace);
   return graphQLError('FORBIDDEN', `forbidden: user "${access.userName}" lacks ${permission}`, {

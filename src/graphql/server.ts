@@ -27,7 +27,7 @@ import { NO_TOKEN_MESSAGE } from '../server/authn.js';
 import { originAllowed } from '../server/cors.js';
 import type { Logger } from '../server/log.js';
 import { accessOf, type UserPortAuth } from '../server/user-auth.js';
-import { authorizationExtension } from './authorize.js';
+import { authorizationExtension, reportingUnavailable } from './authorize.js';
 import type { GraphQLContext, GraphQLSources } from './context.js';
 import { EXAMPLE_OPERATIONS } from './examples.js';
 import { yogaLogger } from './logging.js';
@@ -228,7 +228,7 @@ export function createGraphQLYoga(opts: GraphQLServerOptions): GraphQLYoga {
           extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } },
         });
       }
-      return { sources: opts.sources, access, omitted: new Map() };
+      return { sources: opts.sources, access: reportingUnavailable(access), omitted: new Map() };
     },
     logging: yogaLogger(opts.log),
     // Never the original error (and its stack) in a response, whatever NODE_ENV says.
