@@ -74,6 +74,8 @@ export const SCHEDULER_DEFAULTS: SchedulerBenchOptions = {
 };
 
 const NODELOAD_SCHEDULER = 'nodeload-scheduler';
+/** As deployed: NODE_OPTIONS of manifests/base/deployment.yaml, less the memory cap. */
+const GATEWAY_V8_FLAGS = ['--max-semi-space-size=64'];
 const KUBE_SCHEDULER_FAST = 'kube-scheduler-qps500';
 const MAIN_SCRIPT = path.join(REPO_ROOT, 'src', 'main.ts');
 
@@ -159,11 +161,14 @@ export async function startGateway(
     ],
     {
       logFile,
-      // NODELOAD_BENCH_PROFILE=1: a V8 CPU profile of the gateway, written to the kept scratch dir on exit.
-      nodeArgs:
-        process.env['NODELOAD_BENCH_PROFILE'] === '1'
+      // The V8 flags the Deployment sets (manifests/base/deployment.yaml, NODE_OPTIONS); with
+      // NODELOAD_BENCH_PROFILE=1 also a V8 CPU profile, written to the kept scratch dir on exit.
+      nodeArgs: [
+        ...GATEWAY_V8_FLAGS,
+        ...(process.env['NODELOAD_BENCH_PROFILE'] === '1'
           ? ['--cpu-prof', `--cpu-prof-dir=${path.join(cluster.workDir, 'profile')}`]
-          : [],
+          : []),
+      ],
     },
   );
   const base = `http://127.0.0.1:${httpPort}`;
