@@ -18,6 +18,8 @@ import { NODE_LOAD_RULE_KIND } from './rules/kind.js';
 import type { NodeLoadRule } from './rules/types.js';
 import { CachedTokenAuthenticator, kubeTokenReviewer } from './server/authn.js';
 import { CachedAccessReviewer, kubeSubjectAccessReviewer } from './server/authz.js';
+import { CertRotator } from './server/cert-rotation.js';
+import { generateCa, issueServingCert, serviceDnsNames } from './server/certs.js';
 import type { ComponentContext, GatewayComponent } from './server/component.js';
 import { componentLogger, createLogger, type Logger } from './server/log.js';
 import { createMetricsRegistry } from './server/metrics.js';
@@ -128,15 +130,40 @@ export async function startGateway(
   const components: GatewayComponent[] = [];
   for (const f of factories) components.push(await f(ctx));
 
+  // --cert-rotation=self-signed: the serving certificate comes from the Secret the leader keeps; until
+  // this replica has read it, a throwaway one is served and /readyz says why it is not ready.
+  let tls: TlsServer | undefined;
+  const certs =
+    config.certRotation === 'self-signed'
+      ? new CertRotator({
+          kubeConfig,
+          namespace: config.namespace,
+          secretName: config.certSecret,
+          names: [...serviceDnsNames(config.certService, config.namespace), ...config.certExtraNames],
+          webhookConfigurations: config.certWebhookConfigurations,
+          apiServices: config.certApiServices,
+          leadership: leader,
+          log: componentLogger(log, 'certs'),
+          onCertificate: (pair) => tls?.use(pair),
+        })
+      : undefined;
+
   const userApp = createUserApp({
     registry,
     auth: userAuth,
     corsAllowedOrigins: config.corsAllowedOrigins,
     bodyLimitBytes: config.userBodyLimitBytes,
-    readiness: () =>
-      cache.isReady()
-        ? { ready: true }
-        : { ready: false, reason: 'waiting for the initial sync with the API server' },
+    readiness: () => {
+      if (!cache.isReady())
+        return { ready: false, reason: 'waiting for the initial sync with the API server' };
+      if (certs && !certs.loaded) {
+        return {
+          ready: false,
+          reason: `waiting for the serving certificate in the Secret ${config.certSecret}`,
+        };
+      }
+      return { ready: true };
+    },
   });
   finishApp(
     userApp,
@@ -146,8 +173,7 @@ export async function startGateway(
   const userServer = http.createServer(userApp);
   for (const c of components) c.attach?.(userServer);
 
-  let tls: TlsServer | undefined;
-  if (config.tlsCertFile && config.tlsKeyFile) {
+  if ((config.tlsCertFile && config.tlsKeyFile) || certs) {
     const kubeApp = express();
     kubeApp.disable('x-powered-by');
     // Admission answers and API objects are never revalidated: hashing each body for an ETag is waste.
@@ -160,9 +186,15 @@ export async function startGateway(
       gwLog,
       components.flatMap((c) => (c.kubeRoutes ? [c.kubeRoutes] : [])),
     );
+    const placeholder = () => {
+      const now = new Date();
+      const leaf = issueServingCert(generateCa(now, 1, 'nodeload-placeholder'), ['localhost'], now, 1);
+      return { cert: leaf.certPem, key: leaf.keyPem };
+    };
     tls = await createTlsServer({
-      certFile: config.tlsCertFile,
-      keyFile: config.tlsKeyFile,
+      ...(certs
+        ? { certificate: placeholder() }
+        : { certFile: config.tlsCertFile, keyFile: config.tlsKeyFile }),
       handler: kubeApp,
       log: gwLog,
     });
@@ -176,6 +208,7 @@ export async function startGateway(
     ? await listen(tls.server as unknown as http.Server, config.httpsPort, config.bindAddress)
     : undefined;
   for (const c of components) await c.start?.();
+  certs?.start();
   await leader.start();
   gwLog.info({ httpPort, httpsPort, components: components.map((c) => c.name) }, 'gateway started');
 
@@ -192,6 +225,7 @@ export async function startGateway(
       }
       // Only now release the lease: the scheduler has finished its binds, so a successor's cache
       // sees every placement we made before it schedules.
+      certs?.stop();
       await leader.stop().catch((err) => gwLog.warn({ err }, 'leader release failed'));
       loads.stop();
       cache.stop();

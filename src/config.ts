@@ -14,6 +14,12 @@ const bool = z.union([
   z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
 ]);
 const percentFactor = z.coerce.number().min(0).max(10);
+/** A comma-separated flag value as a list (empty items dropped). */
+const list = (v: string) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 export const ConfigSchema = z
   .object({
@@ -40,6 +46,33 @@ export const ConfigSchema = z
       .optional()
       .describe('Leader renewals and follower attempts happen this often; default ⅓ of the lease duration'),
     installCrd: bool.default(true).describe('Create or update the NodeLoadRule CRD at start'),
+    certRotation: z
+      .enum(['none', 'self-signed'])
+      .default('none')
+      .describe(
+        'self-signed: keep an own CA and serving certificate in --cert-secret and the caBundles in step (instead of --tls-cert-file)',
+      ),
+    certSecret: z.string().min(1).default('nodeload-gateway-certs'),
+    certService: z
+      .string()
+      .min(1)
+      .default('nodeload-gateway')
+      .describe('The Service whose DNS names (in --namespace) the self-signed certificate carries'),
+    certExtraNames: z
+      .string()
+      .default('')
+      .transform(list)
+      .describe('More DNS names or IP addresses for the self-signed certificate, comma-separated'),
+    certWebhookConfigurations: z
+      .string()
+      .default('nodeload-gateway')
+      .transform(list)
+      .describe('Mutating and validating webhook configurations whose caBundle the rotation sets'),
+    certApiServices: z
+      .string()
+      .default('v1alpha1.nodeload.example.com')
+      .transform(list)
+      .describe('APIServices whose caBundle the rotation sets'),
     metricsStalenessSeconds: z.coerce.number().int().min(1).default(180),
     staleMetricsPolicy: z.enum(['fail-open', 'fail-closed']).default('fail-open'),
     metricsPollSeconds: z.coerce.number().int().min(1).default(15),
@@ -100,6 +133,10 @@ export const ConfigSchema = z
     message:
       '--anonymous-user-port=true serves every request without a token, so it needs a loopback --bind-address (127.0.0.1 or ::1)',
     path: ['anonymousUserPort'],
+  })
+  .refine((c) => c.certRotation === 'none' || !c.tlsCertFile, {
+    message: '--cert-rotation=self-signed makes its own certificate: drop --tls-cert-file and --tls-key-file',
+    path: ['certRotation'],
   })
   .refine((c) => Boolean(c.tlsCertFile) === Boolean(c.tlsKeyFile), {
     message: '--tls-cert-file and --tls-key-file go together: give both or neither',

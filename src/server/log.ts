@@ -11,7 +11,8 @@ export type Component =
   | 'extender'
   | 'graphql'
   | 'leader'
-  | 'auth';
+  | 'auth'
+  | 'certs';
 
 /** One root logger for the process; each component logs through a child carrying `component`. */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {

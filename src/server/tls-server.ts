@@ -12,16 +12,26 @@ import type { Logger } from './log.js';
 export interface TlsServer {
   server: https.Server;
   reload(): Promise<void>;
+  /** Serves this certificate from now on (PEM; --cert-rotation, where no files are watched). */
+  use(pair: { cert: string; key: string }): void;
   close(): Promise<void>;
 }
 
 export async function createTlsServer(opts: {
-  certFile: string;
-  keyFile: string;
+  /** Files, re-read when they change; or `certificate`, replaced through use(). */
+  certFile?: string;
+  keyFile?: string;
+  certificate?: { cert: string; key: string };
   handler: RequestListener;
   log: Logger;
 }): Promise<TlsServer> {
-  const context = async () => ({ cert: await readFile(opts.certFile), key: await readFile(opts.keyFile) });
+  const { certFile, keyFile, certificate } = opts;
+  const files = certFile && keyFile ? { certFile, keyFile } : undefined;
+  if (!files && !certificate) throw new Error('createTlsServer: certificate files or a certificate');
+  const context = async () =>
+    files
+      ? { cert: await readFile(files.certFile), key: await readFile(files.keyFile) }
+      : (certificate as { cert: string; key: string });
   const server = https.createServer(
     // Ask for a client certificate but let the handler decide: the API server's webhook calls carry
     // none, the aggregator's proxied calls carry the front-proxy certificate, which the aggregated API
@@ -34,9 +44,10 @@ export async function createTlsServer(opts: {
 
   let pending: NodeJS.Timeout | undefined;
   const reload = async () => {
+    if (!files) return;
     try {
       server.setSecureContext(await context());
-      opts.log.info({ certFile: opts.certFile }, 'serving certificate loaded');
+      opts.log.info({ certFile: files.certFile }, 'serving certificate loaded');
     } catch (err) {
       // A half-written file during rotation: keep serving the old certificate and retry.
       opts.log.warn({ err }, 'serving certificate reload failed; keeping the previous one');
@@ -49,7 +60,8 @@ export async function createTlsServer(opts: {
   };
   const watchers: FSWatcher[] = [];
   // Watch the directories, not the files: rotations usually replace files (rename or symlink swap).
-  for (const dir of new Set([opts.certFile, opts.keyFile].map((f) => f.replace(/\/[^/]*$/, '') || '/'))) {
+  const watched = files ? [files.certFile, files.keyFile] : [];
+  for (const dir of new Set(watched.map((f) => f.replace(/\/[^/]*$/, '') || '/'))) {
     try {
       watchers.push(watch(dir, () => schedule()));
     } catch (err) {
@@ -63,6 +75,9 @@ export async function createTlsServer(opts: {
   return {
     server,
     reload,
+    use(pair) {
+      server.setSecureContext(pair);
+    },
     close: () =>
       new Promise((resolve) => {
         clearInterval(poll);

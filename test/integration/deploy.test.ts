@@ -9,9 +9,8 @@ import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
-import { CoordinationV1Api, CustomObjectsApi, EventsV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, EventsV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import { freePorts } from '../cluster/controlplane.js';
 import {
   addedRows,
@@ -35,6 +34,7 @@ import { createFakeNodes, deleteFakeNodes, waitForNodesReady } from '../cluster/
 import { coreApi, kubeConfig, pkiPath, provided, uniqueName, waitFor, withNamespace } from './context.js';
 import {
   applyObjects,
+  createRuleUntilStatus,
   deleteObjects,
   kubectlRun,
   permissionErrors,
@@ -208,9 +208,15 @@ describe('the Helm chart', () => {
     }
   });
 
-  it('helm template passes server-side dry run: defaults (cert-manager)', async () => {
+  it('helm template passes server-side dry run: defaults (self-signed) and cert-manager', async () => {
+    const defaults = await isolatedRendering([NAMESPACE, ...(await helmTemplate(helm))], 'nl-dry-helm-d');
+    expect(flagValue(gatewayContainer(defaults.objects).args, 'cert-rotation')).toBe('self-signed');
+    expect(await dryRun(defaults.objects)).not.toMatch(/PodSecurity|would violate/i);
     await ensureCertManagerCrds();
-    const { objects } = await isolatedRendering([NAMESPACE, ...(await helmTemplate(helm))], 'nl-dry-helm');
+    const { objects } = await isolatedRendering(
+      [NAMESPACE, ...(await helmTemplate(helm, { set: ['certificates.mode=cert-manager'] }))],
+      'nl-dry-helm',
+    );
     expect(kinds(objects)).toEqual(expect.arrayContaining(['Certificate', 'Deployment', 'ResourceQuota']));
     const warnings = await dryRun(objects);
     expect(warnings).not.toMatch(/PodSecurity|would violate/i);
@@ -361,23 +367,7 @@ describe('the gateway under the ServiceAccount the base grants', () => {
 
       const work = await withNamespace('nl-deploy-work');
       // The operator (leader only) writes the rule's status and an Event.
-      const custom = kubeConfig().makeApiClient(CustomObjectsApi);
-      const rule = { group: RULE_GROUP, version: RULE_VERSION, plural: RULE_PLURAL, namespace: work };
-      await custom.createNamespacedCustomObject({
-        ...rule,
-        body: {
-          apiVersion: `${RULE_GROUP}/${RULE_VERSION}`,
-          kind: 'NodeLoadRule',
-          metadata: { name: 'deployed' },
-          spec: { maxCPU: 80, allowedNodes: [node] },
-        },
-      });
-      await waitFor('rule status written', async () => {
-        const r = (await custom.getNamespacedCustomObject({ ...rule, name: 'deployed' })) as {
-          status?: { eligibleNodes?: string[] };
-        };
-        return r.status?.eligibleNodes?.includes(node);
-      });
+      await createRuleUntilStatus(work, 'deployed', { maxCPU: 80, allowedNodes: [node] }, node);
 
       // The scheduler binds a pod, and marks one that fits nowhere Unschedulable with an Event.
       const core = coreApi();

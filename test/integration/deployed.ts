@@ -9,10 +9,12 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { dump } from 'js-yaml';
+import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import { freePorts } from '../cluster/controlplane.js';
 import { type GatewayContainer, type KubeObject, withFlag } from '../cluster/deploy.js';
-import { provided } from './context.js';
+import { kubeConfig, provided, waitFor } from './context.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -114,10 +116,17 @@ process.once('exit', () => {
  */
 export async function startDeployedGateway(
   container: GatewayContainer,
-  opts: { kubeconfig: string; flags?: Record<string, string> },
+  opts: {
+    kubeconfig: string;
+    flags?: Record<string, string>;
+    /** Chosen beforehand when objects must name the HTTPS port (webhooks, APIService); free ones otherwise. */
+    ports?: { http: number; https: number };
+    /** The pod's name (NODELOAD_IDENTITY); `<namespace>-gateway-0` by default. */
+    identity?: string;
+  },
 ): Promise<DeployedGateway> {
-  const [httpPort = 0, httpsPort = 0] = await freePorts(2);
-  const identity = `${container.namespace}-gateway-0`;
+  const [httpPort = 0, httpsPort = 0] = opts.ports ? [opts.ports.http, opts.ports.https] : await freePorts(2);
+  const identity = opts.identity ?? `${container.namespace}-gateway-0`;
   let args = [...container.args];
   const flags: Record<string, string> = {
     kubeconfig: opts.kubeconfig,
@@ -185,4 +194,28 @@ export function permissionErrors(log: string): string[] {
       const m = /cannot (\S+) resource \\*"([^"\\]+)\\*"(?: in API group \\*"([^"\\]*)\\*")?/.exec(l);
       return m ? `${component}: cannot ${m[1]} ${m[2]}${m[3] ? `.${m[3]}` : ''}` : l.slice(0, 400);
     });
+}
+
+/**
+ * Creates a NodeLoadRule as the admin and waits until the leading gateway's operator has written its
+ * status with `node` eligible: the operator's write (nodeloadrules/status) went through.
+ */
+export async function createRuleUntilStatus(
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+  node: string,
+): Promise<void> {
+  const custom = kubeConfig().makeApiClient(CustomObjectsApi);
+  const rule = { group: RULE_GROUP, version: RULE_VERSION, plural: RULE_PLURAL, namespace };
+  await custom.createNamespacedCustomObject({
+    ...rule,
+    body: { apiVersion: `${RULE_GROUP}/${RULE_VERSION}`, kind: 'NodeLoadRule', metadata: { name }, spec },
+  });
+  await waitFor(`rule ${namespace}/${name}: status written by the leader`, async () => {
+    const r = (await custom.getNamespacedCustomObject({ ...rule, name })) as {
+      status?: { eligibleNodes?: string[] };
+    };
+    return r.status?.eligibleNodes?.includes(node);
+  });
 }
