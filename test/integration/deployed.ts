@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { dump } from 'js-yaml';
+import { afterAll } from 'vitest';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import { freePorts } from '../cluster/controlplane.js';
 import { type GatewayContainer, type KubeObject, withFlag } from '../cluster/deploy.js';
@@ -105,6 +106,11 @@ export interface DeployedGateway {
 }
 
 const running = new Set<ChildProcess>();
+// Registered when a test file imports this module: a test that times out never reaches its own stop(),
+// and a worker ended by signal never emits 'exit'.
+afterAll(() => {
+  for (const c of running) if (c.exitCode === null) c.kill('SIGKILL');
+});
 process.once('exit', () => {
   for (const c of running) if (c.exitCode === null) c.kill('SIGKILL');
 });
