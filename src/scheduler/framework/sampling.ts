@@ -23,5 +23,5 @@ export function numFeasibleNodesToFind(percentage: number | undefined, numAllNod
   if (p <= 0) p = Math.max(MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, 50 - Math.trunc(numAllNodes / 125));
   if (p >= 100) return numAllNodes;
   const n = Math.trunc((numAllNodes * p) / 100);
-  return n < MIN_FEASIBLE_NODES_TO_FIND ? MIN_FEASIBLE_NODES_TO_FIND : n;
+  return Math.max(n, MIN_FEASIBLE_NODES_TO_FIND);
 }
