@@ -3,7 +3,7 @@
  * GraphiQL) and, once the gateway hands over its HTTP server, graphql-ws on the same path.
  */
 import type http from 'node:http';
-import type { ClusterView } from '../cluster/view.js';
+import type { ClusterTopics, ClusterView } from '../cluster/view.js';
 import type { LoadView } from '../load/tracker.js';
 import type { Operator } from '../operator/operator.js';
 import type { NodeLoadRule } from '../rules/types.js';
@@ -11,12 +11,13 @@ import type { ComponentContext, GatewayComponent } from '../server/component.js'
 import { componentLogger } from '../server/log.js';
 import type { UserPortAuth } from '../server/user-auth.js';
 import type { GraphQLSources } from './context.js';
+import { DataVersion } from './response-cache.js';
 import { createGraphQLServer, type GraphQLServer } from './server.js';
 import { clusterSource, loadSource, ruleSource, schedulingSource } from './sources.js';
 
 export interface GraphQLComponentDeps {
   /** Rule verdicts come from its evaluations (what it writes status from); without it they are computed. */
-  operator?: Pick<Operator, 'evaluation'>;
+  operator?: Pick<Operator, 'evaluation' | 'onChange'>;
   scheduler: Parameters<typeof schedulingSource>[0];
   /** Serve GraphiQL (default: unless --production). */
   graphiql?: boolean;
@@ -59,11 +60,34 @@ export function graphqlComponent(ctx: GraphQLContext, deps: GraphQLComponentDeps
     now: ctx.cache.now,
   };
   const { config } = ctx;
+  // Every change a view can show bumps the version query answers are cached under (response-cache.ts).
+  const version = new DataVersion();
+  const topics: (keyof ClusterTopics)[] = [
+    'node',
+    'pod',
+    'namespace',
+    'claim',
+    'volume',
+    'storageClass',
+    'csiNode',
+    'disruptionBudget',
+    'rule',
+    'metrics',
+    'metricsServed',
+    'synced',
+  ];
+  const unsubscribe = [
+    ...topics.map((t) => ctx.cache.bus.on(t, version.bump)),
+    ctx.loads.bus.on('load', version.bump),
+    deps.scheduler.onDecision(version.bump),
+    ...(deps.operator ? [deps.operator.onChange(version.bump)] : []),
+  ];
   const server = createGraphQLServer({
     sources,
     log: componentLogger(ctx.log, 'graphql'),
     graphiql: deps.graphiql ?? !config.production,
     introspection: !config.production,
+    responseCache: { version },
   });
   const attach = (httpServer: http.Server) => {
     server.attachWebSocket(httpServer, {
@@ -79,6 +103,9 @@ export function graphqlComponent(ctx: GraphQLContext, deps: GraphQLComponentDeps
     sources,
     userRoutes: server.router,
     attach,
-    stop: () => server.close(),
+    stop: () => {
+      for (const off of unsubscribe) off();
+      return server.close();
+    },
   };
 }

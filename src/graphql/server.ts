@@ -31,6 +31,7 @@ import { authorizationExtension, reportingUnavailable } from './authorize.js';
 import type { GraphQLContext, GraphQLSources } from './context.js';
 import { EXAMPLE_OPERATIONS } from './examples.js';
 import { yogaLogger } from './logging.js';
+import { type ResponseCacheOptions, useGatewayResponseCache } from './response-cache.js';
 import { graphqlSchema } from './schema.js';
 import {
   expandSharedPayloads,
@@ -86,6 +87,8 @@ export interface GraphQLServerOptions {
   /** Answer introspection (__schema, __type) (default true; off with --production). */
   introspection?: boolean;
   armor?: GraphQLArmorConfig;
+  /** Reuse query answers while the data version holds (response-cache.ts); absent: every query executes. */
+  responseCache?: ResponseCacheOptions;
 }
 
 export interface WebSocketOptions {
@@ -244,6 +247,7 @@ export function createGraphQLYoga(opts: GraphQLServerOptions): GraphQLYoga {
       ...(opts.introspection === false ? [useNoIntrospection()] : []),
       useSharedSubscriptions(),
       useAuthorizationExtensions(),
+      ...(opts.responseCache ? [useGatewayResponseCache(opts.responseCache)] : []),
     ],
   });
 }

@@ -1,0 +1,84 @@
+// Query answers reused while the data version holds: never across users, never past a change the
+// gateway announced.
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { IN_PROCESS_URL } from '../../test/kit/graphql.js';
+import { rawNode, rawRule } from '../../test/kit/objects.js';
+import type { Access } from '../server/access.js';
+import { fakeUserPortAuth } from '../server/testing.js';
+import { DataVersion } from './response-cache.js';
+import { createGraphQLYoga } from './server.js';
+import { FixtureCluster, fixtureSources } from './testing.js';
+
+const log = pino({ level: 'silent' });
+let cluster: FixtureCluster;
+afterEach(() => cluster?.stop());
+
+const gate = fakeUserPortAuth({
+  users: {
+    viewer: { name: 'viewer', can: ['list nodeloadrules.example.com', 'list nodes'] },
+    shop: { name: 'shop-dev', can: ['list nodeloadrules.example.com in shop'] },
+  },
+});
+
+const RULES = '{ rules { namespace name } }';
+
+function setup(ttlMs = 1000) {
+  cluster = new FixtureCluster().add(
+    rawNode('node-a'),
+    rawRule('shop', 'web-1', { maxCPU: 80 }),
+    rawRule('ops', 'agent', { maxCPU: 90 }),
+  );
+  const version = new DataVersion();
+  const yoga = createGraphQLYoga({
+    sources: fixtureSources(cluster),
+    log,
+    responseCache: { version, ttlMs },
+  });
+  const ask = async (access: Access, query = RULES) => {
+    const res = await yoga.fetch(
+      IN_PROCESS_URL,
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) },
+      { access },
+    );
+    return (await res.json()) as {
+      data?: { rules: { namespace: string; name: string }[] };
+      extensions?: Record<string, unknown>;
+    };
+  };
+  const names = (r: Awaited<ReturnType<typeof ask>>) =>
+    r.data?.rules.map((p) => `${p.namespace}/${p.name}`).sort();
+  return { version, ask, names };
+}
+
+describe('GraphQL response cache', () => {
+  it('answers the same query from the cache until the data version changes', async () => {
+    const { version, ask, names } = setup();
+    const viewer = gate.accessOf('viewer');
+    expect(names(await ask(viewer))).toEqual(['ops/agent', 'shop/web-1']);
+    // The fixture changes without announcing it: the cached answer stands...
+    cluster.add(rawRule('shop', 'web-2', { maxCPU: 70 }));
+    expect(names(await ask(viewer))).toEqual(['ops/agent', 'shop/web-1']);
+    // ...until the version moves, as every cache, load, decision or operator event does in the gateway.
+    version.bump();
+    expect(names(await ask(viewer))).toEqual(['ops/agent', 'shop/web-1', 'shop/web-2']);
+  });
+
+  it('never serves one user what was cached for another, and keeps the authorization extension', async () => {
+    const { ask, names } = setup();
+    expect(names(await ask(gate.accessOf('viewer')))).toEqual(['ops/agent', 'shop/web-1']);
+    for (let i = 0; i < 2; i++) {
+      const shop = await ask(gate.accessOf('shop'));
+      expect(names(shop)).toEqual(['shop/web-1']);
+      expect(shop.extensions?.['authorization']).toBeDefined();
+    }
+  });
+
+  it('with a time to live of 0 caches nothing', async () => {
+    const { ask, names } = setup(0);
+    const viewer = gate.accessOf('viewer');
+    await ask(viewer);
+    cluster.add(rawRule('shop', 'web-2', { maxCPU: 70 }));
+    expect(names(await ask(viewer))).toEqual(['ops/agent', 'shop/web-1', 'shop/web-2']);
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * Query results reused while nothing they could show has changed. A `nodes` query at 1,000 nodes is a
+ * full execution of thousands of fields (several milliseconds of the event loop the webhook and the
+ * scheduler share); a dashboard or fifty of them asking again and again between two changes get the
+ * same answer from memory instead. yoga's response cache does the caching; this module says when an
+ * answer is still good:
+ *
+ *  - the key holds the data version: a counter every change the gateway's views can show bumps (the
+ *    cluster cache's topics, load figures, the scheduler's decisions, the operator's passes), so an
+ *    answer is never older than the last change the gateway knew of when it was asked;
+ *  - and a short time to live bounds what no event announces (ages, a leader change): 1 s by default;
+ *  - per user (the Access key): what one user may read is never served to another;
+ *  - subscriptions are never cached (the plugin only caches query operations), nor are results with
+ *    errors, nor the scheduler status (it follows the lease, which no view's event carries).
+ */
+import type http from 'node:http';
+import {
+  type BuildResponseCacheKeyFunction,
+  createInMemoryCache,
+  hashSHA256,
+  useResponseCache,
+} from '@graphql-yoga/plugin-response-cache';
+import type { Plugin } from 'graphql-yoga';
+import type { Access } from '../server/access.js';
+import { accessOf } from '../server/user-auth.js';
+
+/** Changes the views can show: each bumps the version, which invalidates every cached answer. */
+export class DataVersion {
+  private value = 0;
+
+  get current(): number {
+    return this.value;
+  }
+
+  readonly bump = (): void => {
+    this.value++;
+  };
+}
+
+export interface ResponseCacheOptions {
+  version: DataVersion;
+  /** Upper bound on an answer's age, in ms (default 1000). */
+  ttlMs?: number;
+  /** Cached answers kept at most (default 500; least recently used go first). */
+  maxEntries?: number;
+}
+
+/**
+ * Who asks. The cache is consulted before the operation's context is built, so this reads what the
+ * user port's gate left on the request (HTTP, SSE) or what the WebSocket connection carries.
+ */
+function askingUser(context: { req?: http.IncomingMessage; access?: Access }): Access | undefined {
+  return context.access ?? (context.req ? accessOf(context.req) : undefined);
+}
+
+/** The response-cache plugin for the gateway's yoga server. */
+export function useGatewayResponseCache(opts: ResponseCacheOptions): Plugin {
+  const key: BuildResponseCacheKeyFunction = ({ documentString, variableValues, operationName, sessionId }) =>
+    hashSHA256(
+      JSON.stringify([
+        opts.version.current,
+        sessionId ?? '',
+        operationName ?? '',
+        variableValues ?? {},
+        documentString,
+      ]),
+    );
+  type Ctx = { req?: http.IncomingMessage; access?: Access };
+  return useResponseCache<Ctx>({
+    session: (_request, context) => askingUser(context)?.key ?? null,
+    // No user, no answer from the cache (the operation's context refuses such a request anyway).
+    enabled: (_request, context) => askingUser(context) !== undefined,
+    ttl: opts.ttlMs ?? 1000,
+    ttlPerSchemaCoordinate: { 'Query.schedulerStatus': 0 },
+    cache: createInMemoryCache({ max: opts.maxEntries ?? 500 }),
+    buildResponseCacheKey: key,
+    // Answers stay plain: no cache metadata in extensions (clients compare results).
+    includeExtensionMetadata: false,
+    invalidateViaMutation: false,
+  });
+}
