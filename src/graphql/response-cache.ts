@@ -11,7 +11,8 @@
  *  - and a short time to live bounds what no event announces (ages, a leader change): 1 s by default;
  *  - per user (the Access key): what one user may read is never served to another;
  *  - subscriptions are never cached (the plugin only caches query operations), nor are results with
- *    errors, nor the scheduler status (it follows the lease, which no view's event carries).
+ *    errors, nor the scheduler status (it follows the lease, which no view's event carries), nor
+ *    anything asked over graphql-ws (it bypasses yoga's request pipeline, where answers are keyed).
  */
 import type http from 'node:http';
 import {
@@ -68,8 +69,10 @@ export function useGatewayResponseCache(opts: ResponseCacheOptions): Plugin {
   type Ctx = { req?: http.IncomingMessage; access?: Access };
   return useResponseCache<Ctx>({
     session: (_request, context) => askingUser(context)?.key ?? null,
-    // No user, no answer from the cache (the operation's context refuses such a request anyway).
-    enabled: (_request, context) => askingUser(context) !== undefined,
+    // HTTP and SSE only: graphql-ws runs operations without yoga's request pipeline, where the cache
+    // keys its answers (an operation over a WebSocket always executes). No user, no cache either (the
+    // operation's context refuses such a request anyway).
+    enabled: (request, context) => request !== undefined && askingUser(context) !== undefined,
     ttl: opts.ttlMs ?? 1000,
     ttlPerSchemaCoordinate: { 'Query.schedulerStatus': 0 },
     cache: createInMemoryCache({ max: opts.maxEntries ?? 500 }),
