@@ -1,8 +1,41 @@
 import { describe, expect, it } from 'vitest';
 import { buildCandidates, NO_NODES_MESSAGE, scheduledMessage, unschedulableMessage } from './explain.js';
+import type { NodeVerdict } from './framework/verdict.js';
 import { decide, node, pod, rule } from './testing.js';
 
 describe('unschedulableMessage', () => {
+  const rejectedBy = (plugin: string, reasons: string[]) =>
+    reasons.map((reason) => ({ plugin, code: 'X', reason, detail: '', preFilter: true }));
+  it.each<[string, NodeVerdict[], string]>([
+    [
+      'a PreFilter rejection, named once and uncounted (as kube-scheduler)',
+      ['a', 'b', 'c'].map((n) => ({
+        node: n,
+        feasible: false,
+        reasons: rejectedBy('VolumeBinding', ['pod has unbound immediate PersistentVolumeClaims']),
+        rules: [],
+      })),
+      '0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.',
+    ],
+    [
+      'only the first rejecting plugin, as its PreFilter loop stops there',
+      ['a', 'b'].map((n) => ({
+        node: n,
+        feasible: false,
+        reasons: [
+          ...rejectedBy('VolumeBinding', ['persistentvolumeclaim "x" not found']),
+          ...rejectedBy('VolumeRestrictions', [
+            'node has pod using PersistentVolumeClaim with the same name',
+          ]),
+        ],
+        rules: [],
+      })),
+      '0/2 nodes are available: persistentvolumeclaim "x" not found.',
+    ],
+  ])('%s', (_, verdicts, want) => {
+    expect(unschedulableMessage(verdicts.length, verdicts)).toBe(want);
+  });
+
   it('counts each node under its first failing plugin, sorted like kube-scheduler', () => {
     const allowed = ['n01', 'n02', 'n03'];
     const nodes = Array.from({ length: 12 }, (_, i) =>

@@ -95,10 +95,19 @@ export const NO_NODES_MESSAGE = 'no nodes available to schedule pods';
 /**
  * "0/N nodes are available: 3 node(s) exceed rule web-tier cpu 80%, 9 node(s) not allowed by rule web-tier."
  * As kube-scheduler's FitError: per node the reasons of its first failing plugin, counted, and the
- * "<count> <reason>" strings sorted as strings.
+ * "<count> <reason>" strings sorted as strings. When a PreFilter rejected the pod, every node carries
+ * that rejection and kube-scheduler names it once, uncounted: "0/N nodes are available: pod has unbound
+ * immediate PersistentVolumeClaims." (the first rejecting plugin's, as its PreFilter loop stops there).
  */
 export function unschedulableMessage(totalNodes: number, verdicts: readonly NodeVerdict[]): string {
   if (totalNodes === 0) return NO_NODES_MESSAGE;
+  const head = `0/${totalNodes} nodes are available`;
+  const rejected = verdicts.find((v) => v.reasons[0]?.preFilter)?.reasons ?? [];
+  const first = rejected[0];
+  if (first) {
+    const same = rejected.filter((r) => r.preFilter && r.plugin === first.plugin).map((r) => r.reason);
+    return `${head}: ${[...new Set(same)].join(', ')}.`;
+  }
   const counts = new Map<string, number>();
   for (const v of verdicts) {
     if (v.feasible) continue;
@@ -107,7 +116,6 @@ export function unschedulableMessage(totalNodes: number, verdicts: readonly Node
     }
   }
   const parts = [...counts].map(([reason, n]) => `${n} ${reason}`).sort();
-  const head = `0/${totalNodes} nodes are available`;
   return parts.length ? `${head}: ${parts.join(', ')}.` : `${head}.`;
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LOAD_OPTIONS } from '../../load/types.js';
-import { buildCandidates } from '../explain.js';
+import { buildCandidates, unschedulableMessage } from '../explain.js';
 import { profileOf } from '../plugins/plugin.testing.js';
 import { node, pod, snapshotOf } from '../testing.js';
 import { runFilters, runPreBind, runPreEnqueue, runReserve, runScores, runUnreserve } from './runtime.js';
@@ -99,9 +99,18 @@ describe('runFilters', () => {
     expect(feasible).toEqual([]);
     for (const v of verdicts) {
       expect(v.reasons).toEqual([
-        { plugin: 'R', code: 'Nope', reason: 'pod cannot run', detail: 'd', unresolvable: true },
+        {
+          plugin: 'R',
+          code: 'Nope',
+          reason: 'pod cannot run',
+          detail: 'd',
+          unresolvable: true,
+          preFilter: true,
+        },
       ]);
     }
+    // kube-scheduler names a PreFilter rejection once, uncounted.
+    expect(unschedulableMessage(2, verdicts)).toBe('0/2 nodes are available: pod cannot run.');
   });
 
   it('shares the cycle state between PreFilter and Filter', () => {

@@ -131,7 +131,7 @@ function runPreFilter(profile: Profile, ctx: CycleContext): PreFiltered {
     const r = p.preFilter(state, ctx);
     if (!r) continue;
     if (r.skip) state.skipFilter.add(p.name);
-    if (r.reject) rejects.push({ ...r.reject, plugin: p.name });
+    if (r.reject) rejects.push({ ...r.reject, plugin: p.name, preFilter: true });
   }
   return { state, rejects };
 }

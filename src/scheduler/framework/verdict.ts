@@ -19,6 +19,8 @@ export interface FilterReason {
   unresolvable?: boolean;
   /** The rule's name, for NodeLoadRules and BurstGuard reasons. */
   rule?: string;
+  /** Rejected by the plugin's PreFilter: every node carries it (the message then names it once). */
+  preFilter?: boolean;
 }
 
 /** The numbers a verdict rests on. Percentages are of allocatable, "after" = with this pod placed. */
