@@ -16,6 +16,7 @@ import express, {
 import type { ExtenderEngine } from '../scheduler/extender-engine.js';
 import { peerChain, verifyClientCertificate } from '../server/client-cert.js';
 import type { Logger } from '../server/log.js';
+import { observeRequests, setRequestResult } from '../server/request-result.js';
 import { EXTENDER_VERBS, type ExtenderMetrics, type ExtenderVerb, type RequestResult } from './metrics.js';
 import {
   BadRequest,
@@ -50,7 +51,7 @@ export interface ExtenderRouterOptions {
 }
 
 function setResult(res: Response, result: RequestResult): void {
-  res.locals.extenderResult = result;
+  setRequestResult(res, result);
 }
 
 /** Every refusal carries `Error`, the one field all three result types share. */
@@ -103,18 +104,8 @@ export function extenderRouter(opts: ExtenderRouterOptions): Router {
   const json = express.json({ limit: opts.bodyLimit });
   const router = express.Router();
 
-  const instrument =
-    (verb: ExtenderVerb): RequestHandler =>
-    (_req, res, next) => {
-      const start = performance.now();
-      res.once('finish', () => {
-        const result: RequestResult =
-          res.locals.extenderResult ??
-          (res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'invalid' : 'success');
-        metrics.observe(verb, result, (performance.now() - start) / 1000);
-      });
-      next();
-    };
+  const instrument = (verb: ExtenderVerb): RequestHandler =>
+    observeRequests<RequestResult>('success', (result, seconds) => metrics.observe(verb, result, seconds));
 
   /** Parses, checks readiness, runs `decide`; a BadRequest is the client's, anything else ours. */
   const handle =

@@ -12,6 +12,7 @@ import express, {
 } from 'express';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../server/log.js';
+import { observeRequests, setRequestResult } from '../server/request-result.js';
 import {
   type AdmissionResult,
   type AdmitOptions,
@@ -64,7 +65,7 @@ function metrics(registry: Registry) {
 }
 
 function setResult(res: Response, result: RequestResult): void {
-  res.locals.admissionResult = result;
+  setRequestResult(res, result);
 }
 
 function badRequest(res: Response, status: number, error: string, message: string): void {
@@ -77,19 +78,11 @@ export function webhookRouter(opts: WebhookRouterOptions): Router {
   const json = express.json({ limit: opts.bodyLimit });
   const router = express.Router();
 
-  const instrument =
-    (route: WebhookRoute): RequestHandler =>
-    (_req, res, next) => {
-      const start = performance.now();
-      res.once('finish', () => {
-        const result: RequestResult =
-          res.locals.admissionResult ??
-          (res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'invalid' : 'allowed');
-        requests.inc({ route, result });
-        duration.observe({ route, result }, (performance.now() - start) / 1000);
-      });
-      next();
-    };
+  const instrument = (route: WebhookRoute): RequestHandler =>
+    observeRequests<RequestResult>('allowed', (result, seconds) => {
+      requests.inc({ route, result });
+      duration.observe({ route, result }, seconds);
+    });
 
   const handle =
     (route: WebhookRoute): RequestHandler =>

@@ -11,16 +11,7 @@
 // (thresholds above what the workload reaches), so the extender does its rule work for each one.
 import { freePorts } from '../cluster/controlplane.js';
 import { localExtenderSchedulerConfig } from '../cluster/extender.js';
-import {
-  acquireCluster,
-  type BenchCluster,
-  type BenchReport,
-  fmt,
-  isMain,
-  markdownTable,
-  renderReport,
-  stopChild,
-} from './lib.js';
+import { type BenchCluster, type BenchReport, fmt, markdownTable, runWhenMain, stopChild } from './lib.js';
 import {
   prepareCluster,
   SCHEDULER_DEFAULTS,
@@ -166,20 +157,7 @@ function report(opts: SchedulerBenchOptions, rows: Combined[]): BenchReport {
   };
 }
 
-async function main(): Promise<void> {
-  const opts = schedulerBenchArgs();
-  // The cluster's own kube-scheduler is not needed: this bench starts the two it compares.
-  const cluster = await acquireCluster({ scheduler: false });
-  try {
-    console.log(renderReport(await runExtenderBench(cluster, opts)));
-  } finally {
-    await cluster.release();
-  }
-}
-
-if (isMain(import.meta.url)) {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
-}
+// The cluster's own kube-scheduler is not needed: this bench starts the two it compares.
+runWhenMain(import.meta.url, { scheduler: false }, (cluster) =>
+  runExtenderBench(cluster, schedulerBenchArgs()),
+);

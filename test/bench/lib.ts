@@ -318,3 +318,26 @@ export function machineInfo(): MachineInfo {
     loadAverage: os.loadavg(),
   };
 }
+
+/**
+ * `npx tsx test/bench/<name>.bench.ts`: when `url` is the entry module, runs the bench on a cluster of
+ * its own (with the stock kube-scheduler if asked) and prints its report; a failure sets the exit code.
+ */
+export function runWhenMain(
+  url: string,
+  opts: { scheduler: boolean },
+  bench: (cluster: BenchCluster) => Promise<BenchReport>,
+): void {
+  if (!isMain(url)) return;
+  (async () => {
+    const cluster = await acquireCluster(opts);
+    try {
+      console.log(renderReport(await bench(cluster)));
+    } finally {
+      await cluster.release();
+    }
+  })().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}

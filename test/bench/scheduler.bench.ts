@@ -23,18 +23,16 @@ import { createLogger } from '../../src/server/log.js';
 import { freePorts, waitForDefaultServiceAccount } from '../cluster/controlplane.js';
 import { loadKubeConfig } from '../cluster/nodes.js';
 import {
-  acquireCluster,
   type BenchCluster,
   type BenchReport,
   ensureBenchNodes,
   ensureNamespace,
   fmt,
-  isMain,
   markdownTable,
   type ProcStats,
   procStats,
   REPO_ROOT,
-  renderReport,
+  runWhenMain,
   spawnTs,
   stopChild,
   waitForUrl,
@@ -488,19 +486,6 @@ export function schedulerBenchArgs(): Partial<SchedulerBenchOptions> {
   return opts;
 }
 
-async function main(): Promise<void> {
-  const opts = schedulerBenchArgs();
-  const cluster = await acquireCluster({ scheduler: true });
-  try {
-    console.log(renderReport(await runSchedulerBench(cluster, opts)));
-  } finally {
-    await cluster.release();
-  }
-}
-
-if (isMain(import.meta.url)) {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
-}
+runWhenMain(import.meta.url, { scheduler: true }, (cluster) =>
+  runSchedulerBench(cluster, schedulerBenchArgs()),
+);

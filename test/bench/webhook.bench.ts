@@ -19,17 +19,15 @@ import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js'
 import { createLogger } from '../../src/server/log.js';
 import { loadKubeConfig } from '../cluster/nodes.js';
 import {
-  acquireCluster,
   type BenchCluster,
   type BenchReport,
   ensureBenchNodes,
   ensureNamespace,
   fmt,
-  isMain,
   log,
   markdownTable,
   procStats,
-  renderReport,
+  runWhenMain,
   spawnTs,
   stopChild,
   summarize,
@@ -418,7 +416,7 @@ function clientNote(raw: number, gateway: number): string {
   );
 }
 
-async function main(): Promise<void> {
+function webhookBenchArgs(): Partial<WebhookBenchOptions> {
   const { values } = parseArgs({
     options: {
       requests: { type: 'string' },
@@ -432,17 +430,7 @@ async function main(): Promise<void> {
   if (values.concurrency) opts.concurrency = Number(values.concurrency);
   if (values.rounds) opts.rounds = Number(values.rounds);
   if (values['log-level']) opts.logLevel = values['log-level'];
-  const cluster = await acquireCluster({ scheduler: false });
-  try {
-    console.log(renderReport(await runWebhookBench(cluster, opts)));
-  } finally {
-    await cluster.release();
-  }
+  return opts;
 }
 
-if (isMain(import.meta.url)) {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
-}
+runWhenMain(import.meta.url, { scheduler: false }, (cluster) => runWebhookBench(cluster, webhookBenchArgs()));
