@@ -13,7 +13,7 @@ import type { GatewayConfig } from './config.js';
 import { defaultIdentity, LeaderElector } from './leader/lease.js';
 import { LoadTracker } from './load/tracker.js';
 import type { LoadOptions } from './load/types.js';
-import { ensureCrd } from './operator/install-crd.js';
+import { ensureCrd, waitForCrd } from './operator/install-crd.js';
 import { NODE_LOAD_RULE_KIND } from './rules/kind.js';
 import type { NodeLoadRule } from './rules/types.js';
 import { CachedTokenAuthenticator, kubeTokenReviewer } from './server/authn.js';
@@ -26,6 +26,7 @@ import { createMetricsRegistry } from './server/metrics.js';
 import { createTlsServer, type TlsServer } from './server/tls-server.js';
 import { createUserApp, finishApp } from './server/user-app.js';
 import { UserPortAuth } from './server/user-auth.js';
+import { UserPortGate } from './server/user-port-gate.js';
 
 export const VERSION = '0.1.0';
 
@@ -153,6 +154,12 @@ export async function startGateway(
     auth: userAuth,
     corsAllowedOrigins: config.corsAllowedOrigins,
     bodyLimitBytes: config.userBodyLimitBytes,
+    gate: new UserPortGate({
+      concurrency: config.userPortConcurrency,
+      maxQueued: config.userPortMaxQueued,
+      maxWaitMs: config.userPortMaxWaitSeconds * 1000,
+      registry,
+    }),
     readiness: () => {
       if (!cache.isReady())
         return { ready: false, reason: 'waiting for the initial sync with the API server' };
@@ -200,7 +207,9 @@ export async function startGateway(
     });
   }
 
+  // The Deployment and the chart apply the CRD and run with --install-crd=false: the gateway only waits for it.
   if (config.installCrd) await ensureCrd(kubeConfig, gwLog);
+  else await waitForCrd(kubeConfig, gwLog);
   cache.start();
   loads.start();
   const httpPort = await listen(userServer, config.httpPort, config.bindAddress);

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { checkElectionTimings, electionTimings } from './leader/election.js';
 import { isLoopbackAddress } from './server/authn.js';
 import { parseOrigins } from './server/cors.js';
+import { USER_PORT_GATE_DEFAULTS } from './server/user-port-gate.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.union([
@@ -128,6 +129,25 @@ export const ConfigSchema = z
       .min(1024)
       .default(1024 * 1024)
       .describe('Largest request body and WebSocket message on the HTTP port'),
+    userPortConcurrency: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(USER_PORT_GATE_DEFAULTS.concurrency)
+      .describe(
+        'HTTP-port requests run at once, the next admitted only after the event loop served the HTTPS port (webhook, aggregated API) and the scheduler; 0 = no limit',
+      ),
+    userPortMaxQueued: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(USER_PORT_GATE_DEFAULTS.maxQueued)
+      .describe('HTTP-port requests that may wait for their turn; more are answered 503 with Retry-After'),
+    userPortMaxWaitSeconds: z.coerce
+      .number()
+      .positive()
+      .default(USER_PORT_GATE_DEFAULTS.maxWaitMs / 1000)
+      .describe('An HTTP-port request that waited this long for its turn is answered 503 with Retry-After'),
   })
   .refine((c) => !c.anonymousUserPort || isLoopbackAddress(c.bindAddress), {
     message:

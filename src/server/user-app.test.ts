@@ -8,6 +8,7 @@ import { CachedAccessReviewer } from './authz.js';
 import { closeServed, fakeUserPortAuth, serveOnLoopback } from './testing.js';
 import { createUserApp, finishApp, type UserAppOptions } from './user-app.js';
 import { OMITTED_NAMESPACES_HEADER, sendReadable, UserPortAuth } from './user-auth.js';
+import { UserPortGate } from './user-port-gate.js';
 
 const log = pino({ level: 'silent' });
 
@@ -32,12 +33,18 @@ async function serve(opts: Partial<UserAppOptions> & { auth: UserPortAuth }): Pr
     const namespace = typeof req.query['namespace'] === 'string' ? req.query['namespace'] : undefined;
     await sendReadable(req, res, PERMISSIONS.listPods, items, (i) => i.namespace, { namespace });
   });
+  routes.get('/test/slow', async (_req, res) => {
+    await slowAnswer.promise;
+    res.json({ slow: true });
+  });
   routes.post('/test/echo', (req, res) => {
     res.json({ bytes: (req.body as Buffer).length });
   });
   finishApp(app, log, [routes]);
   return serveOnLoopback(app);
 }
+
+let slowAnswer = Promise.withResolvers<void>();
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
@@ -114,6 +121,24 @@ describe('the user port gate', () => {
 });
 
 describe('user port hardening', () => {
+  it('admits requests through the gate: one at a time here, the next refused 503 when none may wait', async () => {
+    slowAnswer = Promise.withResolvers<void>();
+    const gate = new UserPortGate({ concurrency: 1, maxQueued: 0, maxWaitMs: 1000, holdMs: 60_000 });
+    const base = await serve({ auth: fakeUserPortAuth({ users }).auth, gate });
+    const slow = fetch(`${base}/test/slow`, { headers: bearer('tok-admin') });
+    await expect.poll(() => gate.inFlight).toBe(1);
+    const refused = await fetch(`${base}/test/pods`, { headers: bearer('tok-admin') });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await refused.json()).toMatchObject({ errors: [{ extensions: { code: 'SERVICE_UNAVAILABLE' } }] });
+    // Health is never gated: probes must see a busy gateway as alive.
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    slowAnswer.resolve();
+    expect((await slow).status).toBe(200);
+    await expect.poll(() => gate.inFlight).toBe(0);
+    expect((await fetch(`${base}/test/pods`, { headers: bearer('tok-admin') })).status).toBe(200);
+  });
+
   it('refuses a body over the limit with 413', async () => {
     const base = await serve({ auth: fakeUserPortAuth({ users }).auth, bodyLimitBytes: 1024 });
     const post = (size: number) =>

@@ -9,6 +9,7 @@ import { corsMiddleware } from './cors.js';
 import { errorHandler, notFound } from './errors.js';
 import type { Logger } from './log.js';
 import { requireUserPermission, type UserPortAuth } from './user-auth.js';
+import type { UserPortGate } from './user-port-gate.js';
 
 export interface Readiness {
   ready: boolean;
@@ -26,11 +27,14 @@ export interface UserAppOptions {
   /** Origins allowed to call from a browser page (CORS); none by default. */
   corsAllowedOrigins?: readonly string[];
   bodyLimitBytes?: number;
+  /** Admits user-port requests a few at a time, between turns of the event loop (user-port-gate.ts). */
+  gate?: UserPortGate;
 }
 
 /**
  * Health answers anyone; everything after it passes `auth` (401 without a token), bodies are read up to
- * the limit, and /metrics needs the nonResourceURL `get /metrics`, as kube-scheduler's does.
+ * the limit, the gate admits requests a few at a time, and /metrics needs the nonResourceURL
+ * `get /metrics`, as kube-scheduler's does.
  */
 export function createUserApp(opts: UserAppOptions): Express {
   const app = express();
@@ -52,6 +56,8 @@ export function createUserApp(opts: UserAppOptions): Express {
   app.use(opts.auth.middleware());
   // Read (and bounded) here for every route: yoga takes the buffer as the request body.
   app.use(express.raw({ type: () => true, limit: opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES }));
+  // After the body is in: a slow uploader must not hold a slot the CPU-bound requests are waiting for.
+  if (opts.gate) app.use(opts.gate.middleware());
   app.get('/metrics', requireUserPermission(PERMISSIONS.metrics), async (_req, res) => {
     res.type(opts.registry.contentType).send(await opts.registry.metrics());
   });
