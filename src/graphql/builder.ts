@@ -1,9 +1,12 @@
 /**
  * The one Pothos builder. Fields are non-null unless they say `nullable: true` (Pothos v4 defaults to
- * nullable; a dashboard is simpler to write against a schema that promises values).
+ * nullable; a dashboard is simpler to write against a schema that promises values). Fields may say what
+ * they cost (`complexity`, complexity.ts).
  */
 import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
 import { Kind } from 'graphql';
+import { LIST_MULTIPLIER } from './complexity.js';
 import type { GraphQLContext } from './context.js';
 import { badUserInput } from './errors.js';
 
@@ -14,7 +17,14 @@ export const builder = new SchemaBuilder<{
     DateTime: { Input: string; Output: string };
     SafeInt: { Input: number; Output: number };
   };
-}>({ defaultFieldNullability: false });
+}>({
+  defaultFieldNullability: false,
+  plugins: [ComplexityPlugin],
+  // The plugin only records each field's cost here (extensions.complexity); cost-limit.ts enforces the
+  // limit before execution, with a coded error and over every transport (its own check runs inside root
+  // resolvers, after execution has begun).
+  complexity: { disabled: true, defaultComplexity: 1, defaultListMultiplier: LIST_MULTIPLIER },
+});
 
 /** Accepts RFC 3339 times; hands resolvers the canonical ISO form so comparisons are plain string/number work. */
 function parseDateTime(value: unknown): string {

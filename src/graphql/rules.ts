@@ -19,6 +19,7 @@ import type {
 import { readableLoad, readableRules, requireRulesIn } from './authorize.js';
 import { builder } from './builder.js';
 import { ConditionRef, LabelSelectorRef } from './common.js';
+import { sizedList } from './complexity.js';
 import type { GraphQLSources } from './context.js';
 import { notFound } from './errors.js';
 import { isAllowed, NodeLoadRef, sortedRules } from './nodes.js';
@@ -188,6 +189,7 @@ export const RuleRef = builder.objectRef<NodeLoadRule>('Rule').implement({
     suggestions: t.field({
       type: [NodeSuggestionRef],
       args: { limit: t.arg.int({ required: false, defaultValue: MAX_SUGGESTIONS }) },
+      complexity: (args) => sizedList(args.limit, MAX_SUGGESTIONS),
       resolve: (r, args, ctx) => suggestionsOf(evaluationOf(ctx.sources, r), args.limit ?? MAX_SUGGESTIONS),
     }),
     rebalanceHints: t.field({

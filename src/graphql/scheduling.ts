@@ -11,6 +11,7 @@ import {
   requireSchedulerStatus,
 } from './authorize.js';
 import { builder } from './builder.js';
+import { COUNTED_BY_PARENT, sizedList } from './complexity.js';
 import { DecisionRef, DecisionResultRef } from './decisions.js';
 import { badUserInput, notFound } from './errors.js';
 import { PodRef } from './pods.js';
@@ -18,7 +19,7 @@ import { PodRef } from './pods.js';
 const HistoryPageRef = builder.objectRef<HistoryPage>('SchedulingHistoryPage').implement({
   description: 'One page of decisions, newest first. Pass nextCursor as `after` for the next (older) page.',
   fields: (t) => ({
-    items: t.field({ type: [DecisionRef], resolve: (p) => p.items }),
+    items: t.field({ type: [DecisionRef], complexity: COUNTED_BY_PARENT, resolve: (p) => p.items }),
     nextCursor: t.string({
       nullable: true,
       description: 'Null on the last page.',
@@ -126,6 +127,8 @@ builder.queryFields((t) => ({
       first: t.arg.int({ required: false, defaultValue: DEFAULT_PAGE }),
       after: t.arg.string({ required: false, description: 'nextCursor of the previous page.' }),
     },
+    // The page's items count `first` times (its `items` counts once per page).
+    complexity: (args) => sizedList(args.first, DEFAULT_PAGE, MAX_PAGE),
     resolve: async (_r, args, ctx) => {
       const first = args.first ?? DEFAULT_PAGE;
       if (first < 1 || first > MAX_PAGE)

@@ -85,11 +85,21 @@ describe('graphql-armor limits', () => {
     },
     {
       what: 'cost',
-      // armor multiplies by a literal `first`: (2 + 1.5 × 8.75) × 500
-      query: '{ schedulingHistory(first: 500) { items { id candidates { node } } } }',
+      // 1 + 500 decisions × (items 1 + id 1 + candidates (1 + 10 × (node 1 + reasons (1 + 10 × 2))))
+      query: '{ schedulingHistory(first: 500) { items { id candidates { node reasons { code detail } } } } }',
       error: {
-        message: 'Query Cost limit of 5000 exceeded, found 7562.5.',
-        extensions: { code: 'GRAPHQL_VALIDATION_FAILED', limit: 'costLimit' },
+        message: 'Query cost limit of 25000 exceeded, found 111501.',
+        extensions: { code: 'GRAPHQL_VALIDATION_FAILED', limit: 'costLimit', cost: 111501, maxCost: 25000 },
+      },
+    },
+    {
+      what: 'cost, with `first` a variable',
+      query:
+        'query($n: Int) { schedulingHistory(first: $n) { items { id candidates { node reasons { code detail } } } } }',
+      variables: { n: 500 },
+      error: {
+        message: 'Query cost limit of 25000 exceeded, found 111501.',
+        extensions: { code: 'GRAPHQL_VALIDATION_FAILED', limit: 'costLimit', cost: 111501, maxCost: 25000 },
       },
     },
     {
@@ -100,12 +110,15 @@ describe('graphql-armor limits', () => {
         extensions: { code: 'GRAPHQL_PARSE_FAILED' },
       },
     },
-  ])('rejects an operation over the $what limit, with a code', async ({ query, error }) => {
-    const { yoga } = setup();
-    const res = await post(yoga, query);
-    expect(res.data ?? null).toBeNull();
-    expect(res.errors).toEqual([expect.objectContaining(error)]);
-  });
+  ] as { what: string; query: string; variables?: Record<string, unknown>; error: object }[])(
+    'rejects an operation over the $what limit, with a code',
+    async ({ query, variables, error }) => {
+      const { yoga } = setup();
+      const res = await post(yoga, query, variables);
+      expect(res.data ?? null).toBeNull();
+      expect(res.errors).toEqual([expect.objectContaining(error)]);
+    },
+  );
 
   it('does not suggest field names to a prober', async () => {
     const { yoga } = setup();

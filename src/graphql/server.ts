@@ -29,6 +29,7 @@ import type { Logger } from '../server/log.js';
 import { accessOf, type UserPortAuth } from '../server/user-auth.js';
 import { authorizationExtension, reportingUnavailable } from './authorize.js';
 import type { GraphQLContext, GraphQLSources } from './context.js';
+import { DEFAULT_MAX_COST, useCostLimit } from './cost-limit.js';
 import { EXAMPLE_OPERATIONS } from './examples.js';
 import { yogaLogger } from './logging.js';
 import { type ResponseCacheOptions, useGatewayResponseCache } from './response-cache.js';
@@ -64,13 +65,13 @@ function rejectAsValidationError(limit: string): GraphQLArmorCallbackConfigurati
 
 /**
  * Limits sized for this schema: the deepest useful operation (rules → evaluation → eligible → load →
- * requested → cpu) is 6 levels; introspection is exempt from depth and cost, and GraphiQL's
- * introspection query needs under 200 tokens. Cost multiplies by a literal `first` (armor's rule), so a
- * 500-decision page with candidates is refused unless it selects little.
+ * requested → cpu) is 6 levels; introspection is exempt from depth, and GraphiQL's introspection query
+ * needs under 200 tokens. Armor's cost limit is off: it reads only a literal `first`, so `first: $n`
+ * escaped it; cost-limit.ts enforces the cost with the variables' values instead.
  */
 export const ARMOR_CONFIG: GraphQLArmorConfig = {
   maxDepth: { n: 8, ignoreIntrospection: true, ...rejectAsValidationError('maxDepth') },
-  costLimit: { maxCost: 5000, ignoreIntrospection: true, ...rejectAsValidationError('costLimit') },
+  costLimit: { enabled: false },
   maxAliases: { n: 15, ...rejectAsValidationError('maxAliases') },
   maxDirectives: { n: 50, ...rejectAsValidationError('maxDirectives') },
   // Enforced by the parser: yoga reports it as GRAPHQL_PARSE_FAILED.
@@ -87,6 +88,8 @@ export interface GraphQLServerOptions {
   /** Answer introspection (__schema, __type) (default true; off with --production). */
   introspection?: boolean;
   armor?: GraphQLArmorConfig;
+  /** The largest cost an operation may have (cost-limit.ts; default DEFAULT_MAX_COST). */
+  maxCost?: number;
   /** Reuse query answers while the data version holds (response-cache.ts); absent: every query executes. */
   responseCache?: ResponseCacheOptions;
 }
@@ -244,6 +247,9 @@ export function createGraphQLYoga(opts: GraphQLServerOptions): GraphQLYoga {
     multipart: false,
     plugins: [
       ...new EnvelopArmor(opts.armor ?? ARMOR_CONFIG).protect().plugins,
+      // Before the plugins that replace execution (shared subscriptions, the response cache): a refused
+      // operation never reaches them.
+      useCostLimit({ maxCost: opts.maxCost ?? DEFAULT_MAX_COST }),
       ...(opts.introspection === false ? [useNoIntrospection()] : []),
       useSharedSubscriptions(),
       useAuthorizationExtensions(),
