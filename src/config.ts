@@ -123,6 +123,14 @@ export const ConfigSchema = z
       .min(1)
       .default(100)
       .describe('Operations one GraphQL WebSocket connection may run at once'),
+    // The TokenReview cache's TTL: each pass finds the last verdict just expired, so one review per token.
+    streamTokenReviewSeconds: z.coerce
+      .number()
+      .positive()
+      .default(10)
+      .describe(
+        'How often the token of each open GraphQL stream (WebSocket, SSE subscription) is reviewed again; one that no longer authenticates closes the stream',
+      ),
     userBodyLimitBytes: z.coerce
       .number()
       .int()
