@@ -290,7 +290,7 @@ describe('the ServiceAccount the base grants', () => {
       expect.arrayContaining([
         'tokenreviews.authentication.k8s.io [] [create]',
         'subjectaccessreviews.authorization.k8s.io [] [create]',
-        'customresourcedefinitions.apiextensions.k8s.io [nodeloadrules.example.com] [get update]',
+        'customresourcedefinitions.apiextensions.k8s.io [nodeloadrules.example.com] [get]',
         'leases.coordination.k8s.io [nodeload-gateway] [get update]',
         'configmaps [extension-apiserver-authentication] [get list watch]',
       ]),
