@@ -1,8 +1,9 @@
 /**
  * The aggregated API as a gateway component: nodeload.example.com/v1alpha1 on the kube-facing HTTPS
  * port (behind the aggregator: manifests/aggregated; test/cluster/apiservice.ts registers a local
- * gateway) and GET /api/node-load on the user-facing port, both served from one NodeLoadStore kept
- * current from the shared cache and load tracker.
+ * gateway) and GET /api/node-load on the user-facing port, both served from one NodeLoadStore that
+ * builds objects from the shared cache and load tracker when they are read, and follows their events
+ * only while a watch is open.
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import { Gauge } from 'prom-client';
@@ -96,11 +97,13 @@ export function aggregatedApiComponent(
 
   let unsubscribe: (() => void)[] = [];
   let pendingAll: NodeJS.Immediate | undefined;
-  // A rule change (or a relist of rules) touches every object: coalesce a burst into one rebuild.
-  const refreshAllSoon = () => {
+  // A rule change (or a relist of rules) touches every object: coalesce a burst into one pass. Without
+  // watches there is nothing to do: the store builds objects when they are read.
+  const allChangedSoon = () => {
+    if (store.subscriberCount === 0) return;
     pendingAll ??= setImmediate(() => {
       pendingAll = undefined;
-      store.refreshAll();
+      store.allChanged();
     });
   };
 
@@ -110,19 +113,18 @@ export function aggregatedApiComponent(
     userRoutes: userRoutes(store),
     async start() {
       unsubscribe = [
-        loads.bus.on('load', (c) => store.refresh([c.node])),
+        loads.bus.on('load', (c) => store.nodeChanged(c.node)),
         // Labels and capacity show in the object even when the load figure stays the same.
         cache.bus.on('node', (c) => {
           const name = (c.new ?? c.old)?.name;
-          if (name) store.refresh([name]);
+          if (name) store.nodeChanged(name);
         }),
-        cache.bus.on('rule', refreshAllSoon),
+        cache.bus.on('rule', allChangedSoon),
         cache.bus.on('synced', () => {
-          store.refreshAll();
+          store.allChanged();
           synced = true;
         }),
       ];
-      store.refreshAll();
       synced = cache.isReady();
       // Serve as soon as the settings are known, but never hold the gateway's start on the API server.
       await Promise.race([loader.start(), new Promise((r) => setTimeout(r, 5000).unref())]);

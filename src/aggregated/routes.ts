@@ -45,6 +45,7 @@ import { exactName, parseFieldSelector, parseLabelSelector, SelectorError } from
 import type { NodeLoadStore } from './store.js';
 import { type IncludeObject, nodeLoadTable, parseIncludeObject } from './table.js';
 import { defaultWatchTimeoutMs, serveWatch } from './watch.js';
+import { listToJson, objectToJson, tableToJson } from './wire.js';
 
 const GROUP_PATH = `/apis/${GROUP}`;
 const VERSION_PATH = `/apis/${GROUP_VERSION}`;
@@ -110,8 +111,13 @@ function sendCacheable(req: Request, res: Response, body: unknown, contentType =
 }
 
 function sendJson(res: Response, body: unknown, status = 200): void {
+  sendJsonText(res, JSON.stringify(body), status);
+}
+
+/** Already serialised JSON (wire.ts); a Buffer, so express appends no charset. */
+function sendJsonText(res: Response, text: string, status = 200): void {
   res.status(status).setHeader('Content-Type', 'application/json');
-  res.send(Buffer.from(JSON.stringify(body)));
+  res.send(Buffer.from(text));
 }
 
 export interface KubeRoutesOptions {
@@ -199,7 +205,7 @@ export function kubeRoutes(opts: KubeRoutesOptions): Router {
       limit: nonNegativeInt(q, 'limit'),
       continue: q['continue'] || undefined,
     });
-    if (rendering.as === 'Object') return sendJson(res, list);
+    if (rendering.as === 'Object') return sendJsonText(res, listToJson(list));
     if (rendering.as === 'PartialObjectMetadata') {
       return sendJson(res, {
         kind: 'PartialObjectMetadataList',
@@ -208,9 +214,9 @@ export function kubeRoutes(opts: KubeRoutesOptions): Router {
         items: list.items.map(partialObjectMetadata),
       });
     }
-    sendJson(
+    sendJsonText(
       res,
-      nodeLoadTable(list.items, {
+      tableToJson(list.items, {
         version: rendering.version,
         includeObject: include,
         now: now(),
@@ -231,6 +237,7 @@ export function kubeRoutes(opts: KubeRoutesOptions): Router {
     const name = String(req.params['name']);
     const obj = store.get(name);
     if (!obj) throw notFound(NODELOADS, name);
+    if (rendering.as === 'Object') return sendJsonText(res, objectToJson(obj));
     sendJson(res, render(rendering, include)(obj));
   });
   router.all([collection, `${collection}/:name`], (req) => {

@@ -127,8 +127,12 @@ export function humanDuration(ms: number): string {
 }
 
 export function ageCell(creationTimestamp: string, now: number): string {
-  const created = Date.parse(creationTimestamp);
-  return Number.isNaN(created) ? '<unknown>' : humanDuration(now - created);
+  return ageCellAt(Date.parse(creationTimestamp), now);
+}
+
+/** The AGE cell from an already parsed creation time (NaN when there was none). */
+export function ageCellAt(createdMs: number, now: number): string {
+  return Number.isNaN(createdMs) ? '<unknown>' : humanDuration(now - createdMs);
 }
 
 function sourceCell(obj: NodeLoadObject): string {

@@ -1,0 +1,316 @@
+// `kubectl get nodeloads` at scale: list requests for nodeload.example.com/v1alpha1 nodeloads through the
+// real kube-apiserver's aggregator (which proxies them to the gateway's HTTPS port), against the anchor
+// the same API server serves itself: listing `nodes`, the objects the NodeLoads are made from.
+//
+//   npx tsx test/bench/aggregated.bench.ts [--nodes 5000] [--requests 60] [--concurrency 4]
+//   NODELOAD_BENCH_PROFILE=1 NODELOAD_BENCH_KEEP=1 …   a V8 CPU profile of the gateway in the kept dir
+//
+// The gateway is `src/main.ts` with every component, as deployed (startGateway), its aggregated API
+// registered with an ExternalName Service → localhost (test/cluster/apiservice.ts). Each request is a
+// full list (no limit, no selector) timed from the call to its last byte, by one keep-alive HTTPS client
+// (admin certificate) with `concurrency` requests in flight; the two resources alternate in rounds so
+// neither always runs on a quieter machine. JSON, and the Table kubectl get asks for.
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import { parseArgs } from 'node:util';
+import { registerLocalApiService, waitForApiServiceAvailable } from '../cluster/apiservice.js';
+import { freePorts } from '../cluster/controlplane.js';
+import { isNodeReady, listFakeNodes, loadKubeConfig } from '../cluster/nodes.js';
+import {
+  BENCH_NODE_PREFIX,
+  type BenchCluster,
+  type BenchReport,
+  fmt,
+  type LatencySummary,
+  log,
+  markdownTable,
+  procStats,
+  runWhenMain,
+  stopChild,
+  summarize,
+} from './lib.js';
+import { prepareCluster, SCHEDULER_DEFAULTS, startGateway } from './scheduler.bench.js';
+
+export interface AggregatedBenchOptions {
+  nodes: number;
+  /** Measured list requests per resource and rendering. */
+  requests: number;
+  /** Requests in flight at once. */
+  concurrency: number;
+}
+
+export const AGGREGATED_DEFAULTS: AggregatedBenchOptions = { nodes: 5000, requests: 60, concurrency: 4 };
+
+const NODELOADS_PATH = '/apis/nodeload.example.com/v1alpha1/nodeloads';
+const NODES_PATH = '/api/v1/nodes';
+/** What kubectl get sends (server-side printing, falling back to plain JSON). */
+const TABLE_ACCEPT =
+  'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+const RENDERINGS = [
+  { name: 'JSON', accept: 'application/json' },
+  { name: 'Table', accept: TABLE_ACCEPT },
+] as const;
+const TARGET_P99_MS = 500;
+
+interface Sample {
+  ms: number;
+  bytes: number;
+}
+
+interface Series {
+  resource: 'nodes' | 'nodeloads';
+  rendering: (typeof RENDERINGS)[number]['name'];
+  samples: Sample[];
+  /** Gateway and kube-apiserver CPU seconds spent while this series' requests ran. */
+  gatewayCpuSeconds: number;
+  apiserverCpuSeconds: number;
+}
+
+/** A keep-alive client for the API server with the admin certificate; loopback only. */
+function apiClient(cluster: BenchCluster, concurrency: number) {
+  const { state } = cluster;
+  const base = new URL(state.apiserverUrl);
+  if (base.hostname !== '127.0.0.1') throw new Error(`refusing a non-loopback API server: ${base.host}`);
+  const agent = new https.Agent({
+    keepAlive: true,
+    maxSockets: concurrency,
+    ca: readFileSync(state.pki.caCert),
+    cert: readFileSync(state.pki.adminCert),
+    key: readFileSync(state.pki.adminKey),
+  });
+  const get = (path: string, accept: string) =>
+    new Promise<Sample & { status: number; body: Buffer }>((resolve, reject) => {
+      const started = performance.now();
+      // Identity encoding for both resources: the comparison is of the servers, not of gzip.
+      const req = https.request(new URL(path, base), {
+        agent,
+        headers: { accept, 'accept-encoding': 'identity' },
+      });
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks);
+          resolve({
+            status: res.statusCode ?? 0,
+            body,
+            bytes: body.length,
+            ms: performance.now() - started,
+          });
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  return { get, close: () => agent.destroy() };
+}
+
+type Client = ReturnType<typeof apiClient>;
+
+/** `count` lists of `path` with `concurrency` in flight; every answer must be a 200 with `items` rows. */
+async function listMany(
+  client: Client,
+  path: string,
+  accept: string,
+  count: number,
+  concurrency: number,
+  items: number,
+): Promise<Sample[]> {
+  const samples: Sample[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      next++;
+      const r = await client.get(path, accept);
+      if (r.status !== 200)
+        throw new Error(`GET ${path}: HTTP ${r.status} ${r.body.toString().slice(0, 300)}`);
+      samples.push({ ms: r.ms, bytes: r.bytes });
+      // Checked on the first answer only: parsing 5,000 objects per request would load the client's core.
+      if (samples.length === 1) {
+        const doc = JSON.parse(r.body.toString('utf8')) as { items?: unknown[]; rows?: unknown[] };
+        const got = (doc.rows ?? doc.items ?? []).length;
+        if (got < items) throw new Error(`GET ${path} (${accept}): ${got} rows, expected ≥ ${items}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return samples;
+}
+
+async function waitForNodeLoads(client: Client, count: number): Promise<void> {
+  const deadline = Date.now() + 180_000;
+  let last = '';
+  for (;;) {
+    const r = await client.get(NODELOADS_PATH, 'application/json').catch((err: Error) => ({
+      status: 0,
+      body: Buffer.from(err.message),
+    }));
+    if (r.status === 200) {
+      const got = (JSON.parse(r.body.toString('utf8')) as { items: unknown[] }).items.length;
+      if (got >= count) return;
+      last = `${got} items`;
+    } else last = `HTTP ${r.status} ${r.body.toString().slice(0, 200)}`;
+    if (Date.now() > deadline) throw new Error(`nodeloads never listed ${count} items (${last})`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+export async function runAggregatedBench(
+  cluster: BenchCluster,
+  options: Partial<AggregatedBenchOptions> = {},
+): Promise<BenchReport> {
+  const opts = { ...AGGREGATED_DEFAULTS, ...options };
+  const { state } = cluster;
+  log(`aggregated bench: ${opts.nodes} KWOK nodes`);
+  // A reused cluster (NODELOAD_BENCH_CLUSTER_DIR) that has them all Ready is checked with one list,
+  // not one read per node as a first setup needs.
+  const ready = (await listFakeNodes(state.kubeconfig, BENCH_NODE_PREFIX)).filter(isNodeReady).length;
+  const kc =
+    ready >= opts.nodes
+      ? loadKubeConfig(state.kubeconfig)
+      : await prepareCluster(cluster, { ...SCHEDULER_DEFAULTS, nodes: opts.nodes });
+  const [httpsPort] = (await freePorts(1)) as [number];
+  const gateway = await startGateway(cluster, [
+    `--https-port=${httpsPort}`,
+    `--tls-cert-file=${state.pki.servingCert}`,
+    `--tls-key-file=${state.pki.servingKey}`,
+  ]);
+  const client = apiClient(cluster, opts.concurrency);
+  try {
+    await registerLocalApiService(kc, { port: httpsPort, caPem: readFileSync(state.pki.caCert, 'utf8') });
+    await waitForApiServiceAvailable(kc, { timeoutMs: 90_000 });
+    await waitForNodeLoads(client, opts.nodes);
+    const apiserver = state.components.find((c) => c.name === 'kube-apiserver');
+    if (!apiserver) throw new Error('no kube-apiserver in the cluster state');
+    const series: Series[] = [];
+    for (const rendering of RENDERINGS)
+      for (const resource of ['nodes', 'nodeloads'] as const)
+        series.push({
+          resource,
+          rendering: rendering.name,
+          samples: [],
+          gatewayCpuSeconds: 0,
+          apiserverCpuSeconds: 0,
+        });
+    // Warm-up (JIT, connection pool, the aggregator's proxy transport, the SubjectAccessReview cache).
+    for (const rendering of RENDERINGS)
+      for (const path of [NODES_PATH, NODELOADS_PATH])
+        await listMany(client, path, rendering.accept, opts.concurrency * 2, opts.concurrency, opts.nodes);
+    // Rounds of a few requests each, alternating the resource, so drift on the shared box hits both.
+    const rounds = 5;
+    for (let round = 0; round < rounds; round++) {
+      const count = Math.ceil(opts.requests / rounds);
+      for (const s of round % 2 === 0 ? series : [...series].reverse()) {
+        const accept = RENDERINGS.find((r) => r.name === s.rendering)?.accept as string;
+        const before = [procStats(gateway.pid), procStats(apiserver.pid)] as const;
+        const path = s.resource === 'nodes' ? NODES_PATH : NODELOADS_PATH;
+        s.samples.push(...(await listMany(client, path, accept, count, opts.concurrency, opts.nodes)));
+        s.gatewayCpuSeconds += procStats(gateway.pid).cpuSeconds - before[0].cpuSeconds;
+        s.apiserverCpuSeconds += procStats(apiserver.pid).cpuSeconds - before[1].cpuSeconds;
+      }
+      log(`round ${round + 1}/${rounds} done`);
+    }
+    return report(opts, series);
+  } finally {
+    client.close();
+    if (gateway.child) await stopChild(gateway.child);
+  }
+}
+
+interface Figures {
+  latency: LatencySummary;
+  bytes: number;
+  gatewayCpuMs: number;
+  apiserverCpuMs: number;
+}
+
+function figures(s: Series): Figures {
+  const n = s.samples.length;
+  return {
+    latency: summarize(s.samples.map((x) => x.ms)),
+    bytes: s.samples.reduce((sum, x) => sum + x.bytes, 0) / n,
+    gatewayCpuMs: (s.gatewayCpuSeconds * 1000) / n,
+    apiserverCpuMs: (s.apiserverCpuSeconds * 1000) / n,
+  };
+}
+
+function report(opts: AggregatedBenchOptions, series: Series[]): BenchReport {
+  const of = (resource: Series['resource'], rendering: Series['rendering']) =>
+    figures(series.find((s) => s.resource === resource && s.rendering === rendering) as Series);
+  const rows: string[][] = [];
+  const ratios: BenchReport['ratios'] = [];
+  for (const { name } of RENDERINGS) {
+    const nodes = of('nodes', name);
+    const nodeloads = of('nodeloads', name);
+    const row = (label: string, f: Figures) => [
+      label,
+      fmt.ms(f.latency.p50),
+      fmt.ms(f.latency.p99),
+      fmt.ms(f.latency.max),
+      fmt.int(f.bytes / 1024),
+      fmt.ms(f.gatewayCpuMs),
+      fmt.ms(f.apiserverCpuMs),
+    ];
+    rows.push(row(`nodes, ${name} (kube-apiserver itself)`, nodes));
+    rows.push(row(`nodeloads, ${name} (aggregator → nodeload)`, nodeloads));
+    rows.push([
+      `**nodeloads ÷ nodes, ${name}**`,
+      fmt.ratio(nodeloads.latency.p50 / nodes.latency.p50),
+      fmt.ratio(nodeloads.latency.p99 / nodes.latency.p99),
+      fmt.ratio(nodeloads.latency.max / nodes.latency.max),
+      fmt.ratio(nodeloads.bytes / nodes.bytes),
+      '',
+      fmt.ratio(nodeloads.apiserverCpuMs / nodes.apiserverCpuMs),
+    ]);
+    ratios.push({
+      metric: `list nodeloads p99 at ${fmt.int(opts.nodes)} nodes, ${name}`,
+      value: nodeloads.latency.p99 / nodes.latency.p99,
+      anchor: 'list nodes, same API server',
+      note: `lower is better; ${fmt.ms(nodeloads.latency.p99)} ms (target < ${TARGET_P99_MS} ms)`,
+    });
+  }
+  const table = of('nodeloads', 'Table');
+  return {
+    title: `Aggregated API: list nodeloads at ${fmt.int(opts.nodes)} nodes`,
+    setup:
+      `${fmt.int(opts.nodes)} KWOK nodes; ${opts.requests} full list requests (no limit, no selector) per ` +
+      `resource and rendering, ${opts.concurrency} in flight over keep-alive HTTPS (admin certificate), in 5 ` +
+      'alternating rounds after a warm-up; each timed from the call to its last byte. nodeloads go through ' +
+      "the kube-apiserver's aggregator to the gateway (every component running, as deployed); nodes are " +
+      "served by the same kube-apiserver from its watch cache. JSON is `application/json`; Table is kubectl get's " +
+      'Accept (meta.k8s.io/v1 Table with PartialObjectMetadata rows). Identity encoding for both.',
+    table: markdownTable(
+      ['list', 'p50 ms', 'p99 ms', 'max ms', 'KiB', 'gateway CPU ms/req', 'kube-apiserver CPU ms/req'],
+      rows,
+    ),
+    ratios,
+    notes: [
+      `Target (issue 14): p99 < ${TARGET_P99_MS} ms at 5,000 nodes; this run's Table p99 is ` +
+        `${fmt.ms(table.latency.p99)} ms.`,
+      'CPU per request is the process CPU time over the series divided by its requests: it includes whatever ' +
+        `else the process did meanwhile (the gateway also follows ${fmt.int(opts.nodes)} nodes' heartbeats; the ` +
+        'API server serves KWOK and the controllers). Everything shares one machine: figures are noisy, ' +
+        'compare several runs.',
+    ],
+  };
+}
+
+function aggregatedBenchArgs(): Partial<AggregatedBenchOptions> {
+  const { values } = parseArgs({
+    options: {
+      nodes: { type: 'string' },
+      requests: { type: 'string' },
+      concurrency: { type: 'string' },
+    },
+  });
+  const opts: Partial<AggregatedBenchOptions> = {};
+  if (values.nodes) opts.nodes = Number(values.nodes);
+  if (values.requests) opts.requests = Number(values.requests);
+  if (values.concurrency) opts.concurrency = Number(values.concurrency);
+  return opts;
+}
+
+runWhenMain(import.meta.url, { scheduler: false }, (cluster) =>
+  runAggregatedBench(cluster, aggregatedBenchArgs()),
+);
