@@ -1,8 +1,9 @@
 /**
- * A list+watch informer that keeps going. Built on client-node's `Watch` (auth, TLS, its 30 s
- * inactivity timeout) rather than `ListWatch`, because ListWatch 2.0.1 stops for good on any error
- * but 410, reports its own stop() as an error, can start a watch after stop() when stop() lands
- * during a list or a connect, and hands out list items as classes with Date fields.
+ * A list+watch informer that keeps going. Its watches follow the contract of client-node's `Watch`
+ * (callbacks per event, done once, a 30 s inactivity timeout) but run on node:https with their own
+ * decoder (watch-https.ts); it does not use client-node's `ListWatch`, because ListWatch 2.0.1 stops
+ * for good on any error but 410, reports its own stop() as an error, can start a watch after stop()
+ * when stop() lands during a list or a connect, and hands out list items as classes with Date fields.
  *
  * Here: every object reaches the handlers as raw JSON; any failure is retried with jittered
  * exponential backoff (1 s → 30 s); 410 Gone relists at once; a watch that shows no event and no
@@ -12,8 +13,12 @@
  * With `pollIntervalMs` the informer lists periodically instead of watching (metrics.k8s.io has no
  * watch); each list is reconciled against the previous one exactly like a relist.
  */
-import { type KubeConfig, Watch } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import type { WatchFn } from './watch-fn.js';
+import { httpsWatchFn } from './watch-https.js';
+
+export type { WatchFn } from './watch-fn.js';
 
 export interface KubeObject {
   apiVersion?: string;
@@ -33,14 +38,6 @@ export interface ListResult {
 }
 
 export type ListFn = (request: ListRequest) => Promise<ListResult>;
-
-/** The shape of client-node's `Watch.prototype.watch`; injectable for tests. */
-export type WatchFn = (
-  path: string,
-  query: Record<string, string | number | boolean | undefined>,
-  onEvent: (type: string, obj: unknown) => void,
-  onDone: (err: unknown) => void,
-) => Promise<{ abort(): void }>;
 
 export interface InformerHandlers<T extends KubeObject = KubeObject> {
   add?(obj: T): void;
@@ -64,7 +61,7 @@ export interface InformerStats {
   silentRestarts: number;
   /** 410 Gone: the resourceVersion had expired, so the informer relisted. */
   expired: number;
-  /** Re-watches after client-node's 30 s inactivity timeout (normal for quiet resources). */
+  /** Re-watches after the watch's 30 s inactivity timeout (normal for quiet resources). */
   watchTimeouts: number;
   events: { added: number; modified: number; deleted: number; bookmark: number; error: number };
   lastError?: string;
@@ -124,9 +121,9 @@ export function identityOf(obj: KubeObject): KubeObject {
   return { metadata: kept };
 }
 
+/** The informers' watches for a cluster: one call per process, so that they share one connection pool. */
 export function watchFnFor(kubeConfig: KubeConfig): WatchFn {
-  const watch = new Watch(kubeConfig);
-  return (path, query, onEvent, onDone) => watch.watch(path, query, onEvent, onDone);
+  return httpsWatchFn(kubeConfig);
 }
 
 /**
@@ -151,7 +148,7 @@ export function objectKey(obj: KubeObject): string {
   return ns ? `${ns}/${name}` : name;
 }
 
-/** The HTTP status of a client-node error: ApiException.code, or Watch's error.statusCode. */
+/** The HTTP status of a client-node error (ApiException.code) or of a refused watch (statusCode). */
 export function httpStatusOf(err: unknown): number | undefined {
   if (!err || typeof err !== 'object') return undefined;
   const e = err as { code?: unknown; statusCode?: unknown };
@@ -424,7 +421,7 @@ export class ResilientInformer<T extends KubeObject = KubeObject> {
       return;
     }
     if ((err as { name?: string }).name === 'TimeoutError') {
-      // client-node's inactivity timeout: normal for a quiet resource; it already waited 30 s.
+      // The watch's inactivity timeout: normal for a quiet resource; it already waited 30 s.
       this.stats.watchTimeouts++;
       this.schedule(epoch, 0);
       return;
