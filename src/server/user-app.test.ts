@@ -121,6 +121,24 @@ describe('the user port gate', () => {
 });
 
 describe('user port hardening', () => {
+  it('answers every queued request once the gate lets it through (bodies already read by then)', async () => {
+    slowAnswer = Promise.withResolvers<void>();
+    const gate = new UserPortGate({ concurrency: 1, maxQueued: 10, maxWaitMs: 10_000, holdMs: 60_000 });
+    const base = await serve({ auth: fakeUserPortAuth({ users }).auth, gate });
+    const slow = fetch(`${base}/test/slow`, { headers: bearer('tok-admin') });
+    await expect.poll(() => gate.inFlight).toBe(1);
+    const queued = Array.from({ length: 5 }, (_, i) =>
+      fetch(`${base}/test/echo`, { method: 'POST', headers: bearer('tok-admin'), body: 'x'.repeat(i) }),
+    );
+    await expect.poll(() => gate.waiting).toBe(5);
+    slowAnswer.resolve();
+    const answers = await Promise.all([slow, ...queued]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(await Promise.all(answers.slice(1).map((a) => a.json()))).toEqual(
+      Array.from({ length: 5 }, (_, i) => ({ bytes: i })),
+    );
+  });
+
   it('admits requests through the gate: one at a time here, the next refused 503 when none may wait', async () => {
     slowAnswer = Promise.withResolvers<void>();
     const gate = new UserPortGate({ concurrency: 1, maxQueued: 0, maxWaitMs: 1000, holdMs: 60_000 });

@@ -126,7 +126,7 @@ describe('UserPortGate', () => {
     const first = h.send();
     const gone = h.send();
     const third = h.send();
-    gone.req.emit('close');
+    gone.res.emit('close');
     answer(first.res);
     h.turn();
     expect(gone.started()).toBe(false);
@@ -186,9 +186,7 @@ describe('UserPortGate', () => {
     const h = harness();
     const first = h.send();
     h.send();
-    expect(await h.registry.getSingleMetricAsString('nodeload_user_port_inflight_requests')).toMatch(
-      / 1$/m,
-    );
+    expect(await h.registry.getSingleMetricAsString('nodeload_user_port_inflight_requests')).toMatch(/ 1$/m);
     expect(await h.registry.getSingleMetricAsString('nodeload_user_port_queued_requests')).toMatch(/ 1$/m);
     answer(first.res);
     h.turn();

@@ -15,7 +15,7 @@
  * A slot is given back when the response writes its headers (an answer computed; for SSE, the stream opened),
  * when the connection closes, or after `holdMs` — a request that long in flight is waiting on I/O, not the CPU.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import onHeaders from 'on-headers';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
@@ -113,16 +113,16 @@ export class UserPortGate {
 
   /** Express middleware: admits the request now, queues it, or answers 503. */
   middleware(): RequestHandler {
-    return (req, res, next) => {
+    return (_req, res, next) => {
       if (this.opts.concurrency <= 0) {
         next();
         return;
       }
-      this.enter(req, res, next);
+      this.enter(res, next);
     };
   }
 
-  private enter(req: IncomingMessage, res: ServerResponse, next: () => void): void {
+  private enter(res: ServerResponse, next: () => void): void {
     const start = () => this.admit(res, next);
     if (this.running < this.opts.concurrency && this.waiting === 0) {
       this.metrics?.wait.observe(0);
@@ -139,8 +139,9 @@ export class UserPortGate {
       refuse: (reason, waitedMs) => this.refuse(res, reason, waitedMs),
       gone: false,
     };
-    // A client that hangs up while queued is skipped, not run.
-    req.once('close', () => {
+    // A client that hangs up while queued is skipped, not run. The response's 'close' says so: the
+    // request's own 'close' fires as soon as its body has been read, which the body parser already did.
+    res.once('close', () => {
       if (!res.headersSent) waiter.gone = true;
     });
     this.queue.push(waiter);

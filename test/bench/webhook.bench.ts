@@ -218,7 +218,11 @@ interface Measured {
   sample?: DriveResult['sample'];
 }
 
-async function prepareCluster(cluster: BenchCluster, opts: WebhookBenchOptions): Promise<number> {
+/** The webhook namespace with its NodeLoadRules over `nodes` bench nodes; returns how many rules. */
+export async function prepareWebhookRules(
+  cluster: BenchCluster,
+  opts: Pick<WebhookBenchOptions, 'nodes'>,
+): Promise<number> {
   const kubeconfig = cluster.state.kubeconfig;
   const kc = loadKubeConfig(kubeconfig);
   await ensureCrd(kc, createLogger('silent'));
@@ -253,7 +257,7 @@ export async function runWebhookBench(
   options: Partial<WebhookBenchOptions> = {},
 ): Promise<BenchReport> {
   const opts = { ...WEBHOOK_DEFAULTS, ...options };
-  const ruleCount = await prepareCluster(cluster, opts);
+  const ruleCount = await prepareWebhookRules(cluster, opts);
   const ca = readFileSync(cluster.state.pki.caCert);
   const template = podReviewTemplate(WEBHOOK_NAMESPACE);
   const perRound = Math.ceil(opts.requests / opts.rounds);

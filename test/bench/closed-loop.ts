@@ -1,0 +1,99 @@
+// A closed-loop load generator for a fixed time: `concurrency` workers, each sending its next request as soon
+// as the previous answer ended, over one keep-alive agent. Answers are read to the end and dropped (the
+// client's JSON parsing would only steal the CPU the server under test shares with it).
+import http from 'node:http';
+import https from 'node:https';
+
+export interface LoopRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  /** Body per request (the webhook's carries a fresh uid). */
+  body?: (i: number) => string;
+}
+
+export interface LoopResult {
+  latenciesMs: number[];
+  elapsedMs: number;
+  /** Answers by HTTP status; 0 = transport error. */
+  byStatus: Map<number, number>;
+  bytes: number;
+  firstFailure?: string;
+}
+
+export function okCount(r: LoopResult): number {
+  let n = 0;
+  for (const [status, count] of r.byStatus) if (status >= 200 && status < 300) n += count;
+  return n;
+}
+
+export async function closedLoop(opts: {
+  port: number;
+  /** HTTPS with this CA, else plain HTTP. */
+  ca?: Buffer;
+  concurrency: number;
+  durationMs: number;
+  request: LoopRequest;
+  /** Stop early (another phase ended). */
+  signal?: AbortSignal;
+}): Promise<LoopResult> {
+  const mod = opts.ca ? https : http;
+  const agent = opts.ca
+    ? new https.Agent({ keepAlive: true, maxSockets: opts.concurrency, ca: opts.ca })
+    : new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
+  const result: LoopResult = { latenciesMs: [], elapsedMs: 0, byStatus: new Map(), bytes: 0 };
+  const count = (status: number) => result.byStatus.set(status, (result.byStatus.get(status) ?? 0) + 1);
+  let i = 0;
+  const started = performance.now();
+  const end = started + opts.durationMs;
+
+  const one = (): Promise<void> =>
+    new Promise((resolve) => {
+      const body = opts.request.body?.(i++);
+      const t0 = performance.now();
+      const req = mod.request(
+        {
+          host: '127.0.0.1',
+          port: opts.port,
+          path: opts.request.path,
+          method: opts.request.method,
+          agent,
+          headers: {
+            ...opts.request.headers,
+            ...(body === undefined ? {} : { 'content-length': Buffer.byteLength(body) }),
+          },
+        },
+        (res) => {
+          res.on('data', (d: Buffer) => {
+            result.bytes += d.length;
+          });
+          res.on('end', () => {
+            result.latenciesMs.push(performance.now() - t0);
+            const status = res.statusCode ?? 0;
+            count(status);
+            if (status >= 300) result.firstFailure ??= `HTTP ${status}`;
+            resolve();
+          });
+          res.on('error', (err) => {
+            count(0);
+            result.firstFailure ??= err.message;
+            resolve();
+          });
+        },
+      );
+      req.on('error', (err) => {
+        count(0);
+        result.firstFailure ??= err.message;
+        resolve();
+      });
+      req.end(body);
+    });
+
+  const worker = async () => {
+    while (performance.now() < end && !opts.signal?.aborted) await one();
+  };
+  await Promise.all(Array.from({ length: opts.concurrency }, worker));
+  result.elapsedMs = performance.now() - started;
+  agent.destroy();
+  return result;
+}

@@ -1,0 +1,319 @@
+// The views at scale, and whether the user port can starve the kube port.
+//
+//   npm run bench                                    (with the others; writes RESULTS.md)
+//   npx tsx test/bench/views.bench.ts [--nodes 1000] [--seconds 15] [--graphql-connections 50] [--pods 500]
+//
+// One gateway (every component, as deployed) over `nodes` KWOK nodes. Views: GraphQL `nodes` against the
+// plain JSON route serving the same data (/api/node-load), each by 50 closed-loop connections. Isolation:
+// the webhook's latency (4 connections, the 5 KB pod review of the webhook bench) alone and while 50
+// connections flood GraphQL, and the scheduler's live rate alone and during the flood — once with the
+// user-port gate as shipped (--user-port-concurrency=1) and once with it off (0), which is how the gateway
+// ran before the gate existed.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { freePorts } from '../cluster/controlplane.js';
+import { closedLoop, type LoopRequest, type LoopResult, okCount } from './closed-loop.js';
+import {
+  type BenchCluster,
+  type BenchReport,
+  fmt,
+  log,
+  markdownTable,
+  procStats,
+  runWhenMain,
+  sleep,
+  stopChild,
+  summarize,
+} from './lib.js';
+import { prepareCluster, SCHEDULER_DEFAULTS, startGateway } from './scheduler.bench.js';
+import { runPhase } from './scheduler-phase.js';
+import { prepareWebhookRules } from './webhook.bench.js';
+import { podReviewTemplate, UID_MARK, WEBHOOK_NAMESPACE } from './webhook-workload.js';
+
+export interface ViewsBenchOptions {
+  nodes: number;
+  /** Length of each measured phase. */
+  seconds: number;
+  graphqlConnections: number;
+  webhookConnections: number;
+  /** Pods the scheduler places in each of its phases. */
+  pods: number;
+}
+
+export const VIEWS_DEFAULTS: ViewsBenchOptions = {
+  nodes: 1000,
+  seconds: 15,
+  graphqlConnections: 50,
+  webhookConnections: 4,
+  pods: 500,
+};
+
+const NODES_QUERY = '{ nodes { name podCount load { cpuPercent memoryPercent source stale } } }';
+
+const graphqlNodes: LoopRequest = {
+  method: 'POST',
+  path: '/graphql',
+  headers: { 'content-type': 'application/json', accept: 'application/json' },
+  body: () => JSON.stringify({ query: NODES_QUERY }),
+};
+const nodeLoadRoute: LoopRequest = { method: 'GET', path: '/api/node-load' };
+
+function webhookRequest(): LoopRequest {
+  const [pre, post] = podReviewTemplate(WEBHOOK_NAMESPACE).split(UID_MARK) as [string, string];
+  const run = randomUUID().slice(0, 23);
+  return {
+    method: 'POST',
+    path: '/mutate',
+    headers: { 'content-type': 'application/json' },
+    body: (i) => `${pre}${run}-${String(i).padStart(12, '0')}${post}`,
+  };
+}
+
+interface Phase {
+  loop: LoopResult;
+  cpuSeconds: number;
+}
+
+function describeLoop(r: LoopResult) {
+  const lat = summarize(r.latenciesMs);
+  const ok = okCount(r);
+  return { ...lat, ok, rate: (ok * 1000) / r.elapsedMs, shed: r.byStatus.get(503) ?? 0 };
+}
+
+interface GateRun {
+  gate: number;
+  views?: { graphql: Phase; rest: Phase };
+  webhookAlone: LoopResult;
+  webhookFlooded: LoopResult;
+  floodDuringWebhook: LoopResult;
+  schedAlone: number;
+  schedFlooded: number;
+  floodDuringSched: LoopResult;
+}
+
+async function measureGate(
+  cluster: BenchCluster,
+  opts: ViewsBenchOptions,
+  gate: number,
+  withViews: boolean,
+): Promise<GateRun> {
+  const [httpsPort] = (await freePorts(1)) as [number];
+  const gw = await startGateway(cluster, [
+    `--tls-cert-file=${cluster.state.pki.servingCert}`,
+    `--tls-key-file=${cluster.state.pki.servingKey}`,
+    `--https-port=${httpsPort}`,
+    `--user-port-concurrency=${gate}`,
+  ]);
+  const ca = readFileSync(cluster.state.pki.caCert);
+  const ms = opts.seconds * 1000;
+  const flood = (durationMs: number, signal?: AbortSignal) =>
+    closedLoop({
+      port: gw.httpPort,
+      concurrency: opts.graphqlConnections,
+      durationMs,
+      request: graphqlNodes,
+      ...(signal ? { signal } : {}),
+    });
+  const webhook = (durationMs: number) =>
+    closedLoop({
+      port: httpsPort,
+      ca,
+      concurrency: opts.webhookConnections,
+      durationMs,
+      request: webhookRequest(),
+    });
+  const timed = async (fn: () => Promise<LoopResult>): Promise<Phase> => {
+    const before = procStats(gw.pid).cpuSeconds;
+    const loop = await fn();
+    return { loop, cpuSeconds: procStats(gw.pid).cpuSeconds - before };
+  };
+  try {
+    log(`views (gate ${gate}): warm-up`);
+    await Promise.all([flood(5000), webhook(5000)]);
+    let views: GateRun['views'];
+    if (withViews) {
+      const graphql = await timed(() => flood(ms));
+      const rest = await timed(() =>
+        closedLoop({
+          port: gw.httpPort,
+          concurrency: opts.graphqlConnections,
+          durationMs: ms,
+          request: nodeLoadRoute,
+        }),
+      );
+      views = { graphql, rest };
+      log(
+        `views: graphql ${fmt.int(describeLoop(graphql.loop).rate)}/s, rest ${fmt.int(describeLoop(rest.loop).rate)}/s`,
+      );
+    }
+    await sleep(1000);
+    const webhookAlone = await webhook(ms);
+    const [webhookFlooded, floodDuringWebhook] = await Promise.all([webhook(ms), flood(ms)]);
+    log(
+      `views (gate ${gate}): webhook p99 alone ${fmt.ms(describeLoop(webhookAlone).p99)} ms, ` +
+        `flooded ${fmt.ms(describeLoop(webhookFlooded).p99)} ms`,
+    );
+    const kc = await prepareCluster(cluster, { ...SCHEDULER_DEFAULTS, nodes: opts.nodes });
+    const phase = { pods: opts.pods, concurrency: 16, phaseTimeoutMs: 300_000 };
+    const alone = await runPhase(cluster, kc, gw, 'live', phase, () => {});
+    const stopFlood = new AbortController();
+    const floodRun = flood(600_000, stopFlood.signal);
+    const flooded = await runPhase(cluster, kc, gw, 'live', phase, () => {}).finally(() => stopFlood.abort());
+    const floodDuringSched = await floodRun;
+    const rate = (r: typeof alone) => (r.complete ? r.bound / r.wallSeconds : Number.NaN);
+    return {
+      gate,
+      ...(views ? { views } : {}),
+      webhookAlone,
+      webhookFlooded,
+      floodDuringWebhook,
+      schedAlone: rate(alone),
+      schedFlooded: rate(flooded),
+      floodDuringSched,
+    };
+  } finally {
+    if (gw.child) await stopChild(gw.child);
+  }
+}
+
+export async function runViewsBench(
+  cluster: BenchCluster,
+  options: Partial<ViewsBenchOptions> = {},
+): Promise<BenchReport> {
+  const opts = { ...VIEWS_DEFAULTS, ...options };
+  await prepareCluster(cluster, { ...SCHEDULER_DEFAULTS, nodes: opts.nodes });
+  await prepareWebhookRules(cluster, { nodes: opts.nodes });
+  const shipped = await measureGate(cluster, opts, 1, true);
+  const off = await measureGate(cluster, opts, 0, false);
+  const views = shipped.views as NonNullable<GateRun['views']>;
+  const g = describeLoop(views.graphql.loop);
+  const r = describeLoop(views.rest.loop);
+  const perAnswer = (p: Phase) => p.loop.bytes / Math.max(1, okCount(p.loop)) / 1024;
+  const perCpu = (p: Phase) => okCount(p.loop) / p.cpuSeconds;
+  const viewRow = (name: string, p: Phase, d: ReturnType<typeof describeLoop>) => [
+    name,
+    fmt.int(d.rate),
+    fmt.ms(d.p50),
+    fmt.ms(d.p99),
+    fmt.ms(d.max),
+    (perAnswer(p) || 0).toFixed(0),
+    fmt.int(perCpu(p)),
+  ];
+  const viewsTable = markdownTable(
+    [
+      'route (50 connections)',
+      'answers/s',
+      'p50 ms',
+      'p99 ms',
+      'max ms',
+      'KiB per answer',
+      'answers per gateway CPU-s',
+    ],
+    [
+      viewRow('GraphQL `nodes` (podCount, load)', views.graphql, g),
+      viewRow('`/api/node-load` (anchor)', views.rest, r),
+      [
+        '**GraphQL ÷ JSON route**',
+        fmt.ratio(g.rate / r.rate),
+        fmt.ratio(g.p50 / r.p50),
+        fmt.ratio(g.p99 / r.p99),
+        '',
+        '',
+        fmt.ratio(perCpu(views.graphql) / perCpu(views.rest)),
+      ],
+    ],
+  );
+  const isoRow = (run: GateRun) => {
+    const alone = describeLoop(run.webhookAlone);
+    const flooded = describeLoop(run.webhookFlooded);
+    const fl = describeLoop(run.floodDuringWebhook);
+    return [
+      run.gate
+        ? `gate on (--user-port-concurrency=${run.gate}, shipped)`
+        : 'gate off (0: as before the gate)',
+      `${fmt.ms(alone.p50)} / ${fmt.ms(alone.p99)}`,
+      `${fmt.ms(flooded.p50)} / ${fmt.ms(flooded.p99)} / ${fmt.ms(flooded.max)}`,
+      fmt.ratio(flooded.p99 / alone.p99),
+      `${fmt.int(alone.rate)} → ${fmt.int(flooded.rate)}`,
+      `${fmt.int(fl.rate)} (${fmt.int(fl.shed)} × 503)`,
+      `${fmt.int(run.schedAlone)} → ${fmt.int(run.schedFlooded)}`,
+      fmt.ratio(run.schedFlooded / run.schedAlone),
+    ];
+  };
+  const isoTable = markdownTable(
+    [
+      'gateway',
+      'webhook alone p50 / p99 ms',
+      'webhook under flood p50 / p99 / max ms',
+      'p99 flooded ÷ alone',
+      'webhook reviews/s alone → flooded',
+      'GraphQL answers/s during the flood',
+      'scheduler pods/s alone → flooded',
+      'pods/s flooded ÷ alone',
+    ],
+    [isoRow(shipped), isoRow(off)],
+  );
+  const wa = describeLoop(shipped.webhookAlone);
+  const wf = describeLoop(shipped.webhookFlooded);
+  return {
+    title: `Views at ${fmt.int(opts.nodes)} nodes, and the kube port under a GraphQL flood`,
+    setup:
+      `One gateway (every component, as deployed, log level info) over ${fmt.int(opts.nodes)} KWOK nodes; the load ` +
+      `generators run in the bench process on the same machine. Each phase ${opts.seconds} s of closed loops ` +
+      `(every connection sends its next request when the answer ended). GraphQL: \`${NODES_QUERY}\` over HTTP ` +
+      `POST, ${opts.graphqlConnections} connections; the user port runs anonymous on loopback ` +
+      `(--anonymous-user-port), so TokenReview and SubjectAccessReview are not in these figures. Webhook: ` +
+      `${opts.webhookConnections} HTTPS connections of the webhook bench's pod review. Scheduler: ${opts.pods} pods created live by 16 ` +
+      `creates in flight, as the scheduler bench does.`,
+    table: `${viewsTable}\n\n${isoTable}`,
+    ratios: [
+      {
+        metric: 'GraphQL `nodes` answers/s, 50 connections',
+        anchor: '`/api/node-load`',
+        value: g.rate / r.rate,
+      },
+      {
+        metric: 'GraphQL `nodes` p99, 50 connections',
+        anchor: '`/api/node-load`',
+        value: g.p99 / r.p99,
+        note: `lower is better (${fmt.ms(g.p99)} ms vs ${fmt.ms(r.p99)} ms)`,
+      },
+      {
+        metric: 'webhook p99 while GraphQL is flooded',
+        anchor: 'webhook p99 alone',
+        value: wf.p99 / wa.p99,
+        note: `lower is better; target ≤ 2× (${fmt.ms(wf.p99)} ms vs ${fmt.ms(wa.p99)} ms)`,
+      },
+      {
+        metric: 'scheduler pods/s while GraphQL is flooded',
+        anchor: 'scheduler pods/s alone',
+        value: shipped.schedFlooded / shipped.schedAlone,
+      },
+    ],
+    notes: [
+      'The gate admits one user-port request at a time and the next only from a setImmediate callback, after the event loop has polled its sockets again: a webhook review waits for at most one GraphQL operation, however many are queued (src/server/user-port-gate.ts). Excess user-port requests wait in a bounded queue (503 + Retry-After past 1,024 or 10 s).',
+      'GraphQL answers are cached per user while nothing they show changed (src/graphql/response-cache.ts); during the scheduler phases every binding changes the data, so those answers are executed in full.',
+      'Each figure moves with what else the 2-core machine runs; the ratios compare phases of one run.',
+    ],
+  };
+}
+
+function args(): Partial<ViewsBenchOptions> {
+  const { values } = parseArgs({
+    options: {
+      nodes: { type: 'string' },
+      seconds: { type: 'string' },
+      'graphql-connections': { type: 'string' },
+      pods: { type: 'string' },
+    },
+  });
+  const out: Partial<ViewsBenchOptions> = {};
+  if (values.nodes) out.nodes = Number(values.nodes);
+  if (values.seconds) out.seconds = Number(values.seconds);
+  if (values['graphql-connections']) out.graphqlConnections = Number(values['graphql-connections']);
+  if (values.pods) out.pods = Number(values.pods);
+  return out;
+}
+
+runWhenMain(import.meta.url, { scheduler: false }, (cluster) => runViewsBench(cluster, args()));
