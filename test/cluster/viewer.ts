@@ -1,28 +1,54 @@
 /**
- * A read-only user of the gateway's port 8080, as an admin would hand one out: a ServiceAccount bound to
- * a ClusterRole that lists exactly what the dashboard and GraphiQL read, and a token for it from
+ * A read-only user of the gateway's port 8080, as an admin would hand one out: a ServiceAccount bound
+ * with a ClusterRoleBinding to the role nodeload ships for it (manifests/viewer/viewer-clusterrole.yaml,
+ * nodeload:viewer; created from that file where the cluster lacks it), and a token for it from
  * TokenRequest. The demo prints a login link with it; the browser test signs in with one.
  */
+import { readFileSync } from 'node:fs';
 import {
   CoreV1Api,
   type KubeConfig,
+  loadAllYaml,
   RbacAuthorizationV1Api,
-  type V1PolicyRule,
+  type V1ClusterRole,
 } from '@kubernetes/client-node';
+import { manifestPath } from './manifests.js';
 import { isApiException } from './nodes.js';
 
-/** Everything the dashboard shows: pods, pending pods and decisions, rules and what-ifs, nodes, metrics. */
-export const DASHBOARD_VIEWER_RULES: V1PolicyRule[] = [
-  { apiGroups: [''], resources: ['pods', 'nodes'], verbs: ['list'] },
-  { apiGroups: ['example.com'], resources: ['nodeloadrules'], verbs: ['get', 'list'] },
-  { nonResourceURLs: ['/metrics', '/scheduler/status'], verbs: ['get'] },
-];
+/** The shipped file and the role in it that the dashboard's users are bound to. */
+export const VIEWER_MANIFEST = manifestPath('viewer/viewer-clusterrole.yaml');
+export const VIEWER_ROLE = 'nodeload:viewer';
+
+/** The ClusterRoles of the shipped file, as written. */
+export function shippedViewerRoles(): V1ClusterRole[] {
+  return (loadAllYaml(readFileSync(VIEWER_MANIFEST, 'utf8')) as V1ClusterRole[]).filter(
+    (o) => o?.kind === 'ClusterRole',
+  );
+}
 
 async function created(create: () => Promise<unknown>): Promise<void> {
   try {
     await create();
   } catch (err) {
-    if (!isApiException(err, 409)) throw err; // a demo run again on the same cluster
+    if (!isApiException(err, 409)) throw err; // a demo run again on the same cluster, a parallel test
+  }
+}
+
+/** Creates the shipped roles where absent and brings existing ones to the shipped rules. */
+async function ensureShippedRoles(rbac: RbacAuthorizationV1Api): Promise<void> {
+  for (const role of shippedViewerRoles()) {
+    const name = role.metadata?.name ?? '';
+    try {
+      const current = await rbac.readClusterRole({ name });
+      if (JSON.stringify(current.rules) === JSON.stringify(role.rules)) continue;
+      await rbac.replaceClusterRole({
+        name,
+        body: { ...role, metadata: { ...role.metadata, resourceVersion: current.metadata?.resourceVersion } },
+      });
+    } catch (err) {
+      if (isApiException(err, 404)) await created(() => rbac.createClusterRole({ body: role }));
+      else if (!isApiException(err, 409)) throw err; // replaced by a parallel caller: the same rules
+    }
   }
 }
 
@@ -30,7 +56,7 @@ export interface Viewer {
   /** The ServiceAccount's user name, as the gateway sees it. */
   user: string;
   token: string;
-  /** Deletes the ClusterRole and its binding (the ServiceAccount goes with its namespace). */
+  /** Deletes the binding (the ServiceAccount goes with its namespace; the shipped role stays, as the CRD). */
   remove(): Promise<void>;
 }
 
@@ -41,17 +67,15 @@ export async function createViewer(
   const core = kc.makeApiClient(CoreV1Api);
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   const { namespace, name } = opts;
-  const role = `nodeload-viewer:${namespace}:${name}`;
+  const binding = `${VIEWER_ROLE}:${namespace}:${name}`;
   await created(() => core.createNamespace({ body: { metadata: { name: namespace } } }));
   await created(() => core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } }));
-  await created(() =>
-    rbac.createClusterRole({ body: { metadata: { name: role }, rules: DASHBOARD_VIEWER_RULES } }),
-  );
+  await ensureShippedRoles(rbac);
   await created(() =>
     rbac.createClusterRoleBinding({
       body: {
-        metadata: { name: role },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+        metadata: { name: binding },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: VIEWER_ROLE },
         subjects: [{ kind: 'ServiceAccount', namespace, name }],
       },
     }),
@@ -67,15 +91,10 @@ export async function createViewer(
     user: `system:serviceaccount:${namespace}:${name}`,
     token,
     async remove() {
-      for (const del of [
-        () => rbac.deleteClusterRoleBinding({ name: role }),
-        () => rbac.deleteClusterRole({ name: role }),
-      ]) {
-        try {
-          await del();
-        } catch (err) {
-          if (!isApiException(err, 404)) throw err;
-        }
+      try {
+        await rbac.deleteClusterRoleBinding({ name: binding });
+      } catch (err) {
+        if (!isApiException(err, 404)) throw err;
       }
     },
   };

@@ -3,9 +3,10 @@
  * API, simulated nodes with background load, example rules (the original design's among them) and a
  * workload that keeps changing, so the dashboard moves. Ctrl-C stops everything it started.
  *
- * Port 8080 runs authenticated, as in a cluster: the demo creates a ServiceAccount bound to a read-only
- * ClusterRole (test/cluster/viewer.ts), gets it a token with TokenRequest and prints a login link carrying
- * it (`http://127.0.0.1:8080/#token=…`); the dashboard keeps it in the tab's session storage.
+ * Port 8080 runs authenticated, as in a cluster: the demo creates a ServiceAccount bound to the read-only
+ * ClusterRole nodeload ships for it (nodeload:viewer, manifests/viewer), gets it a token with TokenRequest
+ * and prints a login link carrying it (`http://127.0.0.1:8080/#token=…`); the dashboard keeps it in the
+ * tab's session storage.
  *
  * `npm run demo -- --extender`: the same, but the cluster's own kube-scheduler places the pods, calling
  * the gateway as its extender (manifests/scheduler/extender.yaml; the gateway's loop is off).
@@ -205,8 +206,8 @@ async function main(): Promise<void> {
     login link     ${base}/#token=${viewer.token}
                    (dashboard as ${viewer.user}, read-only; the token is also in ${tokenFile})
     GraphiQL       the dashboard's "GraphiQL" link passes the token on
-    metrics        curl ${auth} ${base}/metrics
     original API   curl ${auth} ${base}/operator/suggestions   (also /scheduler/status, /api/node-load)
+    metrics        ${base}/metrics needs a token allowed to get /metrics (nodeload:viewer's is not)
   try (in another terminal)
     export KUBECONFIG=${cluster.kubeconfig}; alias kubectl=${cluster.kubectl}
     ${kubectl} get nodeloads
