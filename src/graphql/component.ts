@@ -9,6 +9,7 @@ import type { Operator } from '../operator/operator.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import type { ComponentContext, GatewayComponent } from '../server/component.js';
 import { componentLogger } from '../server/log.js';
+import { StreamTokenRevalidator } from '../server/stream-revalidation.js';
 import type { UserPortAuth } from '../server/user-auth.js';
 import type { GraphQLSources } from './context.js';
 import { DataVersion } from './response-cache.js';
@@ -40,6 +41,8 @@ export interface GraphQLFlags {
   corsAllowedOrigins: string[];
   maxSubscriptionsPerConnection: number;
   userBodyLimitBytes: number;
+  /** How often open streams' tokens are reviewed again. */
+  streamTokenReviewSeconds: number;
 }
 
 /** The part of the gateway's context GraphQL uses. */
@@ -82,12 +85,20 @@ export function graphqlComponent(ctx: GraphQLContext, deps: GraphQLComponentDeps
     deps.scheduler.onDecision(version.bump),
     ...(deps.operator ? [deps.operator.onChange(version.bump)] : []),
   ];
+  const log = componentLogger(ctx.log, 'graphql');
+  // WebSockets and SSE subscriptions close once their token stops authenticating.
+  const streamWatch = new StreamTokenRevalidator({
+    authenticate: (authorization) => ctx.userAuth.authenticate(authorization),
+    periodMs: config.streamTokenReviewSeconds * 1000,
+    log,
+  });
   const server = createGraphQLServer({
     sources,
-    log: componentLogger(ctx.log, 'graphql'),
+    log,
     graphiql: deps.graphiql ?? !config.production,
     introspection: !config.production,
     responseCache: { version },
+    streamWatch,
   });
   const attach = (httpServer: http.Server) => {
     server.attachWebSocket(httpServer, {
@@ -95,6 +106,7 @@ export function graphqlComponent(ctx: GraphQLContext, deps: GraphQLComponentDeps
       allowedOrigins: config.corsAllowedOrigins,
       maxPayloadBytes: config.userBodyLimitBytes,
       maxSubscriptionsPerConnection: config.maxSubscriptionsPerConnection,
+      streamWatch,
     });
   };
   return {
@@ -105,6 +117,7 @@ export function graphqlComponent(ctx: GraphQLContext, deps: GraphQLComponentDeps
     attach,
     stop: () => {
       for (const off of unsubscribe) off();
+      streamWatch.stop();
       return server.close();
     },
   };

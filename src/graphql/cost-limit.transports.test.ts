@@ -1,16 +1,18 @@
-// The cost limit over each transport a client can use — POST, SSE and graphql-ws — with `first` from a
-// variable: a refused operation gets the coded error and its resolvers never run.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createClient } from 'graphql-ws';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { IN_PROCESS_URL, sseSubscribe } from '../../test/kit/graphql.js';
 import { rawNode } from '../../test/kit/objects.js';
 import { fakeUserPortAuth } from '../server/testing.js';
-import { attachWebSocket, createGraphQLYoga } from './server.js';
-import { createTestYoga, FakeScheduling, FixtureCluster, fixtureSources, post } from './testing.js';
+import { createGraphQLYoga } from './server.js';
+import {
+  createTestYoga,
+  FakeScheduling,
+  FixtureCluster,
+  fixtureSources,
+  post,
+  serveWebSocket,
+  webSocketClient,
+} from './testing.js';
 
 const MAX_COST = 100;
 const log = pino({ level: 'silent' });
@@ -81,21 +83,10 @@ describe('over graphql-ws', () => {
   async function serve() {
     const { sources, calls } = countedSources();
     const yoga = createGraphQLYoga({ sources, log, maxCost: MAX_COST });
-    const server = http.createServer((_req, res) => res.end());
     const gate = fakeUserPortAuth({ users: { tok: { name: 'viewer', can: ['list pods'] } } });
-    const ws = attachWebSocket(yoga, server, log, { auth: gate.auth });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    closers.push(async () => {
-      await ws.close();
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    });
-    const client = createClient({
-      url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`,
-      webSocketImpl: WebSocket,
-      retryAttempts: 0,
-      connectionParams: { authorization: 'Bearer tok' },
-    });
+    const served = await serveWebSocket(yoga, { auth: gate.auth });
+    closers.push(served.close);
+    const client = webSocketClient(served.url, 'tok');
     closers.push(() => client.dispose() as Promise<void>);
     /** Everything the operation sent until it completed. */
     const results = (query: string, variables?: Record<string, unknown>) =>

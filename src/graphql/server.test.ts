@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { getIntrospectionQuery } from 'graphql';
 import { type Client, createClient } from 'graphql-ws';
@@ -10,8 +8,15 @@ import { rawNode, rawPod, rawRule } from '../../test/kit/objects.js';
 import { componentLogger, createLogger } from '../server/log.js';
 import { fakeUserPortAuth } from '../server/testing.js';
 import { EXAMPLE_OPERATIONS } from './examples.js';
-import { attachWebSocket, createGraphQLYoga, type WebSocketOptions } from './server.js';
-import { createTestYoga, FakeScheduling, FixtureCluster, fixtureSources, post } from './testing.js';
+import { createGraphQLYoga, type WebSocketOptions } from './server.js';
+import {
+  createTestYoga,
+  FakeScheduling,
+  FixtureCluster,
+  fixtureSources,
+  post,
+  serveWebSocket,
+} from './testing.js';
 
 let cluster: FixtureCluster;
 
@@ -234,17 +239,9 @@ describe('graphql-ws', () => {
   async function serve(opts: Partial<WebSocketOptions> = {}): Promise<string> {
     cluster = new FixtureCluster().add(rawNode('node-a'), rawPod('shop', 'web-1', { node: 'node-a' }));
     const yoga = createGraphQLYoga({ sources: fixtureSources(cluster), log: capturedLogger().log });
-    const server = http.createServer((_req, res) => res.end());
-    const ws = attachWebSocket(yoga, server, capturedLogger().log, { auth: gate.auth, ...opts });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    servers.push({
-      close: async () => {
-        await ws.close();
-        server.closeAllConnections();
-        await new Promise((r) => server.close(r));
-      },
-    });
-    return `ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+    const served = await serveWebSocket(yoga, { auth: gate.auth, ...opts }, capturedLogger().log);
+    servers.push(served);
+    return served.url;
   }
 
   function client(url: string, opts: { token?: string; header?: string } = {}): Client {

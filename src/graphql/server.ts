@@ -33,6 +33,7 @@ import { DEFAULT_MAX_COST, useCostLimit } from './cost-limit.js';
 import { EXAMPLE_OPERATIONS } from './examples.js';
 import { yogaLogger } from './logging.js';
 import { type ResponseCacheOptions, useGatewayResponseCache } from './response-cache.js';
+import { type StreamWatch, useRevokedStreamsEnd } from './revoked-streams.js';
 import { graphqlSchema } from './schema.js';
 import {
   expandSharedPayloads,
@@ -90,6 +91,8 @@ export interface GraphQLServerOptions {
   armor?: GraphQLArmorConfig;
   /** The largest cost an operation may have (cost-limit.ts; default DEFAULT_MAX_COST). */
   maxCost?: number;
+  /** Ends SSE subscriptions whose token stops authenticating (revoked-streams.ts); absent: never. */
+  streamWatch?: StreamWatch;
   /** Reuse query answers while the data version holds (response-cache.ts); absent: every query executes. */
   responseCache?: ResponseCacheOptions;
 }
@@ -103,6 +106,8 @@ export interface WebSocketOptions {
   maxPayloadBytes?: number;
   /** Operations one connection may have running at once (default 100). */
   maxSubscriptionsPerConnection?: number;
+  /** Closes a connection (4401) once its token stops authenticating; absent: never re-checked. */
+  streamWatch?: StreamWatch;
 }
 
 /**
@@ -253,6 +258,7 @@ export function createGraphQLYoga(opts: GraphQLServerOptions): GraphQLYoga {
       ...(opts.introspection === false ? [useNoIntrospection()] : []),
       useSharedSubscriptions(),
       useAuthorizationExtensions(),
+      ...(opts.streamWatch ? [useRevokedStreamsEnd(opts.streamWatch)] : []),
       ...(opts.responseCache ? [useGatewayResponseCache(opts.responseCache)] : []),
     ],
   });
@@ -296,8 +302,9 @@ export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
 /**
  * graphql-ws over `ws`, on upgrade requests for the GraphQL path only (other paths are left to other
  * upgrade listeners, or refused when there is none), from pages of allowed origins only. Each connection
- * authenticates in connection_init (4401 when it cannot); every operation is built with yoga.getEnveloped,
- * so parse/validate/execute run the same plugins (armor, masking, logging, authorization) as HTTP requests.
+ * authenticates in connection_init (4401 when it cannot) and, with `streamWatch`, closes with 4401 once its
+ * token stops authenticating; every operation is built with yoga.getEnveloped, so parse/validate/execute
+ * run the same plugins (armor, cost, masking, logging, authorization) as HTTP requests.
  */
 export function attachWebSocket(
   yoga: GraphQLYoga,
@@ -338,9 +345,8 @@ export function attachWebSocket(
       execute: (args) => (args.rootValue as EnvelopedRoot).execute(args) as never,
       subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args) as never,
       onConnect: async (ctx) => {
-        const result = await opts.auth.authenticate(
-          connectionAuthorization(ctx.connectionParams, ctx.extra.request),
-        );
+        const authorization = connectionAuthorization(ctx.connectionParams, ctx.extra.request);
+        const result = await opts.auth.authenticate(authorization);
         if (!result.ok) {
           // 4401 tells graphql-ws clients not to retry; returning false afterwards closes nothing twice.
           ctx.extra.socket.close(
@@ -350,6 +356,11 @@ export function attachWebSocket(
           return false;
         }
         accesses.set(ctx.extra.socket, result.access);
+        const socket = ctx.extra.socket;
+        const unwatch = opts.streamWatch?.watch(authorization, (reason) =>
+          socket.close(CloseCode.Unauthorized, closeReason(`Unauthorized: ${reason}`)),
+        );
+        if (unwatch) socket.once('close', unwatch);
         return true;
       },
       onSubscribe: async (ctx, _id, params) => {

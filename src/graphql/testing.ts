@@ -4,8 +4,12 @@
  * source over a real DecisionHistory. Lets unit tests run the schema on the same data path as
  * production, without sockets. GraphQL over SSE: test/kit/graphql.ts.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
+import { type Client, createClient } from 'graphql-ws';
 import pino from 'pino';
+import WebSocket from 'ws';
 import {
   type FetchTarget,
   type GraphQLResponse,
@@ -35,7 +39,13 @@ import { decide, defaultProfile, NOW as SCHEDULER_NOW, snapshotOf } from '../sch
 import { type Access, UNRESTRICTED_ACCESS } from '../server/access.js';
 import type { GraphQLSources } from './context.js';
 import type { SchedulingSource } from './scheduling-source.js';
-import { createGraphQLYoga, type GraphQLServerOptions, type GraphQLYoga } from './server.js';
+import {
+  attachWebSocket,
+  createGraphQLYoga,
+  type GraphQLServerOptions,
+  type GraphQLYoga,
+  type WebSocketOptions,
+} from './server.js';
 import { clusterSource, loadSource, ruleSource } from './sources.js';
 
 type Handlers = Required<InformerHandlers<KubeObject>>;
@@ -265,4 +275,33 @@ export async function until(check: () => boolean, what: string, maxTurns = 10_00
     await new Promise((r) => setImmediate(r));
   }
   throw new Error(`never happened: ${what}`);
+}
+
+/** graphql-ws for `yoga` on a loopback port, attached as the gateway attaches it; close() ends it all. */
+export async function serveWebSocket(
+  yoga: GraphQLYoga,
+  opts: WebSocketOptions,
+  log = pino({ level: 'silent' }),
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((_req, res) => res.end());
+  const ws = attachWebSocket(yoga, server, log, opts);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`,
+    close: async () => {
+      await ws.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** A graphql-ws client sending `token` in connection_init, never retrying. */
+export function webSocketClient(url: string, token: string): Client {
+  return createClient({
+    url,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    connectionParams: { authorization: `Bearer ${token}` },
+  });
 }

@@ -7,6 +7,7 @@
 // The pods never fit (a nodeSelector no node has): each attempt is an `unschedulable` decision of this
 // file's scheduler, and the pods stay pending. Each test works in namespaces of its own.
 import {
+  AuthenticationV1Api,
   type CoreV1Api,
   RbacAuthorizationV1Api,
   type V1Pod,
@@ -53,6 +54,18 @@ function gql<T = Record<string, unknown>>(
   variables?: Record<string, unknown>,
 ): Promise<GraphQLResponse<T>> {
   return postGraphQL<T>(as(token), `${base()}/graphql`, query, variables);
+}
+
+/** A graphql-ws client of the gateway sending the token in connection_init; disposed when the test ends. */
+function webSocketAs(token: string) {
+  const client = createClient({
+    url: `ws://127.0.0.1:${gateway.httpPort}/graphql`,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    connectionParams: { authorization: `Bearer ${token}` },
+  });
+  onTestFinished(() => client.dispose());
+  return client;
 }
 
 /** A pod of this file's scheduler that fits no node: it stays pending, each attempt a decision. */
@@ -157,6 +170,8 @@ beforeAll(async () => {
     identity: uniqueName('it-authz'),
     installCrd: false,
     logLevel: process.env['NODELOAD_IT_LOG'] ?? 'silent',
+    // Open streams' tokens re-reviewed every second (the TokenReview cache still holds a verdict 10 s).
+    streamTokenReviewSeconds: 1,
   });
   expect(config.anonymousUserPort).toBe(false);
   gateway = await startGateway(config, [
@@ -335,13 +350,7 @@ describe('a token that may list pods in B but not in A', () => {
 
   it("streams B's decisions over WebSocket (token in connection_init) and never A's", async () => {
     const { a, b, token } = await twoNamespaces();
-    const client = createClient({
-      url: `ws://127.0.0.1:${gateway.httpPort}/graphql`,
-      webSocketImpl: WebSocket,
-      retryAttempts: 0,
-      connectionParams: { authorization: `Bearer ${token}` },
-    });
-    onTestFinished(() => client.dispose());
+    const client = webSocketAs(token);
 
     const forbidden = await new Promise<unknown>((resolve) => {
       client.subscribe(
@@ -387,6 +396,59 @@ describe('a token that may list pods in B but not in A', () => {
       stop();
     }
   });
+});
+
+describe('a token revoked while its streams are open', () => {
+  it('closes the WebSocket (4401) and ends the SSE subscription (UNAUTHENTICATED) once the ServiceAccount is deleted', async () => {
+    const ns = await withNamespace('it-authz-revoke');
+    const token = await serviceAccountToken(ns, 'leaver');
+    await grantInNamespace(ns, { namespace: ns, name: 'leaver' }, LIST_PODS);
+    const authenticates = async () => {
+      const review = await kubeConfig()
+        .makeApiClient(AuthenticationV1Api)
+        .createTokenReview({ body: { spec: { token } } });
+      return review.status?.authenticated === true;
+    };
+    expect(await authenticates()).toBe(true);
+
+    const before = decisionListeners;
+    const client = webSocketAs(token);
+    let closed: { code: number; reason: string } | undefined;
+    client.subscribe(
+      { query: 'subscription { schedulingEvents { pod } }' },
+      {
+        next: () => {},
+        error: (e) => {
+          closed = e as { code: number; reason: string };
+        },
+        complete: () => {},
+      },
+    );
+    const sse = await sseSubscribe(
+      as(token),
+      `${base()}/graphql`,
+      'subscription { schedulingEvents { id } }',
+    );
+    onTestFinished(() => sse.close());
+    expect(sse.status).toBe(200);
+    await waitFor('both streams listening', () => decisionListeners === before + 2);
+
+    await coreApi().deleteNamespacedServiceAccount({ namespace: ns, name: 'leaver' });
+    await waitFor('the API server refusing the token', async () => !(await authenticates()));
+
+    // Within the re-review period plus the TokenReview cache's 10 s: asserted only as "eventually".
+    const generous = { timeoutMs: 60_000 };
+    const close = await waitFor('the WebSocket closed', () => closed, generous);
+    expect(close.code).toBe(4401);
+    expect(close.reason).toContain('Unauthorized: invalid bearer token');
+    const last = await waitFor(
+      'the SSE stream ending with UNAUTHENTICATED',
+      () => sse.events.find((e) => e.errors?.[0]?.extensions?.['code'] === 'UNAUTHENTICATED'),
+      generous,
+    );
+    expect(last.errors?.[0]?.message).toContain('the token no longer authenticates');
+    await waitFor('both streams stopped listening', () => decisionListeners === before, generous);
+  }, 180_000);
 });
 
 describe('/metrics', () => {

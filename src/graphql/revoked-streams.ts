@@ -1,0 +1,79 @@
+/**
+ * SSE subscriptions end when their token stops authenticating (src/server/stream-revalidation.ts
+ * re-reviews the tokens of open streams): the subscriber gets a last result with an UNAUTHENTICATED error,
+ * then the stream completes. graphql-ws sockets are watched per connection instead (server.ts closes
+ * them with 4401), so operations arriving over a socket are left alone here.
+ */
+import type { ExecutionResult } from 'graphql';
+import { createGraphQLError, type Plugin, Repeater } from 'graphql-yoga';
+import type { OnRevoked, StreamTokenRevalidator } from '../server/stream-revalidation.js';
+
+export type StreamWatch = Pick<StreamTokenRevalidator, 'watch'>;
+
+/** The last result of a stream whose token was revoked. */
+export function revokedResult(reason: string): ExecutionResult {
+  return {
+    errors: [
+      createGraphQLError(`stream closed: the token no longer authenticates (${reason})`, {
+        extensions: { code: 'UNAUTHENTICATED' },
+      }),
+    ],
+  };
+}
+
+const DONE: unique symbol = Symbol('done');
+
+/**
+ * `source` until `watch` reports the token revoked: then revokedResult, and the source is returned
+ * (its subscription to the bus ends). Closing the result early unwatches too.
+ */
+export function untilRevoked(
+  source: AsyncIterable<ExecutionResult>,
+  watch: (onRevoked: OnRevoked) => () => void,
+): AsyncIterableIterator<ExecutionResult> {
+  return new Repeater<ExecutionResult>(async (push, stop) => {
+    const iterator = source[Symbol.asyncIterator]();
+    const unwatch = watch((reason) => {
+      void push(revokedResult(reason));
+      stop();
+    });
+    try {
+      for (;;) {
+        const next = await Promise.race([iterator.next(), stop.then((): typeof DONE => DONE)]);
+        if (next === DONE || next.done) break;
+        await push(next.value);
+      }
+      stop();
+    } catch (err) {
+      stop(err);
+    } finally {
+      unwatch();
+      await iterator.return?.();
+    }
+  });
+}
+
+function isAsyncIterable(v: unknown): v is AsyncIterable<ExecutionResult> {
+  return typeof v === 'object' && v !== null && Symbol.asyncIterator in v;
+}
+
+interface StreamContext {
+  /** Set on graphql-ws operations (server.ts): watched per connection, not here. */
+  socket?: unknown;
+  /** The HTTP request (yoga's Fetch Request) of an SSE subscription. */
+  request?: { headers: { get(name: string): string | null } };
+}
+
+/** The envelop plugin: each SSE subscription's stream is watched with its request's token. */
+export function useRevokedStreamsEnd(revalidator: StreamWatch): Plugin {
+  return {
+    onSubscribe: ({ args }) => ({
+      onSubscribeResult: ({ result, setResult }) => {
+        const context = args.contextValue as StreamContext;
+        if (context.socket !== undefined || !isAsyncIterable(result)) return;
+        const authorization = context.request?.headers.get('authorization') ?? undefined;
+        setResult(untilRevoked(result, (onRevoked) => revalidator.watch(authorization, onRevoked)));
+      },
+    }),
+  };
+}
