@@ -131,23 +131,31 @@ describe('Snapshot pods', () => {
     expect(s.get('n')?.usedPorts.size).toBe(0);
   });
 
-  it('indexes pods with affinity and with required anti-affinity, per node and across nodes', () => {
-    const s = snapshot('a', 'b', 'c');
+  it('keeps the pods with (anti-)affinity terms per node', () => {
+    const s = snapshot('a', 'b');
     s.upsertPod(withAffinity('aff', 'a', 'podAffinity', true));
     s.upsertPod(withAffinity('soft-anti', 'b', 'podAntiAffinity', false));
-    s.upsertPod(withAffinity('anti', 'c', 'podAntiAffinity', true));
     s.upsertPod(bound('plain', 'a'));
-    expect(s.havePodsWithAffinity().map((n) => n.name)).toEqual(['a', 'b', 'c']);
-    expect(s.havePodsWithRequiredAntiAffinity().map((n) => n.name)).toEqual(['c']);
     expect([...(s.get('a')?.podsWithAffinity.keys() ?? [])]).toEqual(['default/aff']);
-    // The cross-node lists follow removals (cached lists are invalidated).
-    s.deletePod(withAffinity('anti', 'c', 'podAntiAffinity', true));
-    expect(s.havePodsWithRequiredAntiAffinity()).toEqual([]);
-    expect(s.havePodsWithAffinity().map((n) => n.name)).toEqual(['a', 'b']);
-    s.upsertPod(withAffinity('anti2', 'a', 'podAntiAffinity', true));
-    expect(s.havePodsWithRequiredAntiAffinity().map((n) => n.name)).toEqual(['a']);
-    s.deleteNode('a');
-    expect(s.havePodsWithAffinity().map((n) => n.name)).toEqual(['b']);
+    expect([...(s.get('b')?.podsWithAffinity.keys() ?? [])]).toEqual(['default/soft-anti']);
+    s.deletePod(withAffinity('aff', 'a', 'podAffinity', true));
+    expect(s.get('a')?.podsWithAffinity.size).toBe(0);
+  });
+
+  it('bumps the node generation only when a node arrives, leaves, or changes labels or taints', () => {
+    const s = snapshot('a');
+    const g0 = s.nodeGeneration;
+    s.setNode(node('a'));
+    s.upsertPod(bound('p', 'a'));
+    expect(s.nodeGeneration).toBe(g0);
+    s.setNode(node('a', { labels: { zone: 'z1' } }));
+    expect(s.nodeGeneration).toBe(g0 + 1);
+    s.setNode(node('a', { labels: { zone: 'z1' }, taints: [{ key: 'k', effect: 'NoSchedule' }] }));
+    expect(s.nodeGeneration).toBe(g0 + 2);
+    s.setNode(node('b'));
+    expect(s.nodeGeneration).toBe(g0 + 3);
+    s.deleteNode('b');
+    expect(s.nodeGeneration).toBe(g0 + 4);
   });
 
   it('counts claims in use per namespace/claim', () => {

@@ -4,6 +4,9 @@
  * aggregated — requests per resource name, used host ports, pods with (anti-)affinity terms, claims in
  * use. Kept incrementally from the shared cache's events and the scheduler's assumptions, never rebuilt
  * per cycle; a cycle runs synchronously, so the live structure is that cycle's consistent snapshot.
+ * Beside the nodes it keeps what PodTopologySpread and InterPodAffinity would otherwise recount from every
+ * pod each cycle: matching pods per node for the selectors they ask about (pod-counts.ts) and the placed
+ * pods' affinity terms per topology domain (term-index.ts), both updated on every place and remove.
  */
 import {
   type HostPort,
@@ -11,19 +14,14 @@ import {
   type PodInfo,
   podKey,
   type ResourceList,
+  type Taint,
 } from '../../cluster/model.js';
 import type { NodeLoad } from '../../load/types.js';
+import { PodCountIndex, type PodMatcher } from './pod-counts.js';
+import { hasTerms, type TermGroup, TermIndex, type TermKind } from './term-index.js';
 
 function counts(pod: PodInfo): boolean {
   return !pod.terminal;
-}
-
-function hasAffinity(pod: PodInfo): boolean {
-  return pod.podAffinity !== undefined || pod.podAntiAffinity !== undefined;
-}
-
-function hasRequiredAntiAffinity(pod: PodInfo): boolean {
-  return (pod.podAntiAffinity?.required.length ?? 0) > 0;
 }
 
 export class NodeSnapshot {
@@ -32,8 +30,8 @@ export class NodeSnapshot {
   readonly pods = new Map<string, PodInfo>();
   /** Σ resourceRequests of the counted pods, per resource name. */
   readonly requested: ResourceList = {};
+  /** Pods with (anti-)affinity terms: re-indexed when the node's labels change. */
   readonly podsWithAffinity = new Map<string, PodInfo>();
-  readonly podsWithRequiredAntiAffinity = new Map<string, PodInfo>();
   /** Host ports in use, per pod. */
   readonly usedPorts = new Map<string, readonly HostPort[]>();
   /** PVC (namespace/claim) → how many pods here use it. */
@@ -54,8 +52,7 @@ export class NodeSnapshot {
     if (pod.noRequests) this.noRequestPods++;
     const req = pod.resourceRequests;
     for (const r in req) this.requested[r] = (this.requested[r] ?? 0) + (req[r] as number);
-    if (hasAffinity(pod)) this.podsWithAffinity.set(key, pod);
-    if (hasRequiredAntiAffinity(pod)) this.podsWithRequiredAntiAffinity.set(key, pod);
+    if (hasTerms(pod)) this.podsWithAffinity.set(key, pod);
     if (pod.hostPorts.length > 0) this.usedPorts.set(key, pod.hostPorts);
     for (const v of pod.volumes) {
       if (!v.claimName) continue;
@@ -76,7 +73,6 @@ export class NodeSnapshot {
       else delete this.requested[r];
     }
     this.podsWithAffinity.delete(key);
-    this.podsWithRequiredAntiAffinity.delete(key);
     this.usedPorts.delete(key);
     for (const v of pod.volumes) {
       if (!v.claimName) continue;
@@ -111,9 +107,12 @@ export class Snapshot {
   /** Pod key → the node it is counted on. */
   private readonly placed = new Map<string, string>();
   private readonly assumedKeys = new Set<string>();
+  /** Namespace → keys of the pods counted in it. */
+  private readonly byNamespace = new Map<string, Set<string>>();
+  private readonly counts = new PodCountIndex((ns) => this.podsOf(ns));
+  private readonly terms = new TermIndex();
+  private generation = 0;
   private listCache: NodeSnapshot[] | undefined;
-  private affinityCache: NodeSnapshot[] | undefined;
-  private antiAffinityCache: NodeSnapshot[] | undefined;
 
   /** Nodes known to the cache, in insertion order (stable across cycles). */
   list(): readonly NodeSnapshot[] {
@@ -130,15 +129,27 @@ export class Snapshot {
     return this.list().length;
   }
 
-  /** Nodes with at least one pod carrying affinity or anti-affinity terms (InterPodAffinity reads these). */
-  havePodsWithAffinity(): readonly NodeSnapshot[] {
-    this.affinityCache ??= this.list().filter((n) => n.podsWithAffinity.size > 0);
-    return this.affinityCache;
+  /**
+   * Bumped whenever a node arrives, leaves, or changes its labels or taints: what a plugin derived from
+   * the nodes alone (eligible topology domains, say) is valid while this stays the same.
+   */
+  get nodeGeneration(): number {
+    return this.generation;
   }
 
-  havePodsWithRequiredAntiAffinity(): readonly NodeSnapshot[] {
-    this.antiAffinityCache ??= this.list().filter((n) => n.podsWithRequiredAntiAffinity.size > 0);
-    return this.antiAffinityCache;
+  /** Pods matching `matcher` per node name, counted pods only, kept incrementally (pod-counts.ts). */
+  podCounts(matcher: PodMatcher): ReadonlyMap<string, number> {
+    return this.counts.counts(matcher);
+  }
+
+  /** The placed pods' (anti-)affinity terms of one kind, per distinct term and topology domain. */
+  termGroups(kind: TermKind): Iterable<TermGroup> {
+    return this.terms.of(kind);
+  }
+
+  /** Namespaces with at least one counted pod. */
+  namespacesWithPods(): Iterable<string> {
+    return this.byNamespace.keys();
   }
 
   isAssumed(key: string): boolean {
@@ -180,17 +191,26 @@ export class Snapshot {
 
   setNode(node: NodeInfo): void {
     const n = this.entry(node.name);
-    const added = n.node === undefined;
+    const old = n.node;
+    const added = old === undefined;
+    const relabelled = !added && !sameLabels(old.labels, node.labels);
+    if (added || relabelled || !sameTaints(old.taints, node.taints)) this.generation++;
+    if (relabelled) this.indexTerms(n, -1);
     n.node = node;
-    this.changed(added);
+    if (added || relabelled) this.indexTerms(n, 1);
+    if (added) this.listCache = undefined;
   }
 
   deleteNode(name: string): void {
     const n = this.byName.get(name);
     if (!n) return;
+    if (n.node) {
+      this.indexTerms(n, -1);
+      this.generation++;
+    }
     n.node = undefined;
     if (n.pods.size === 0) this.byName.delete(name);
-    this.changed(true);
+    this.listCache = undefined;
   }
 
   /** A pod as the informer shows it: counted on its node while bound and not terminal. */
@@ -228,11 +248,16 @@ export class Snapshot {
 
   private place(key: string, pod: PodInfo, node: string): void {
     const n = this.entry(node);
-    const hadAffinity = n.podsWithAffinity.size > 0;
-    const hadAnti = n.podsWithRequiredAntiAffinity.size > 0;
     n.add(key, pod);
     this.placed.set(key, node);
-    this.podChanged(n, hadAffinity, hadAnti);
+    let keys = this.byNamespace.get(pod.namespace);
+    if (!keys) {
+      keys = new Set();
+      this.byNamespace.set(pod.namespace, keys);
+    }
+    keys.add(key);
+    this.counts.changed(pod, node, 1);
+    if (n.node) this.terms.changed(key, pod, n.node.labels, 1);
   }
 
   private removeKey(key: string): void {
@@ -241,16 +266,35 @@ export class Snapshot {
     this.placed.delete(key);
     const n = this.byName.get(node);
     if (!n) return;
-    const hadAffinity = n.podsWithAffinity.size > 0;
-    const hadAnti = n.podsWithRequiredAntiAffinity.size > 0;
-    n.remove(key);
+    const pod = n.remove(key);
+    if (pod) {
+      const keys = this.byNamespace.get(pod.namespace);
+      keys?.delete(key);
+      if (keys?.size === 0) this.byNamespace.delete(pod.namespace);
+      this.counts.changed(pod, node, -1);
+      if (n.node) this.terms.changed(key, pod, n.node.labels, -1);
+    }
     if (!n.node && n.pods.size === 0) this.byName.delete(node);
-    this.podChanged(n, hadAffinity, hadAnti);
   }
 
-  private podChanged(n: NodeSnapshot, hadAffinity: boolean, hadAnti: boolean): void {
-    if (hadAffinity !== n.podsWithAffinity.size > 0) this.affinityCache = undefined;
-    if (hadAnti !== n.podsWithRequiredAntiAffinity.size > 0) this.antiAffinityCache = undefined;
+  /** (Un)counts the affinity terms of the node's pods under its current labels. */
+  private indexTerms(n: NodeSnapshot, delta: 1 | -1): void {
+    const labels = n.node?.labels;
+    if (!labels) return;
+    for (const [key, pod] of n.podsWithAffinity) this.terms.changed(key, pod, labels, delta);
+  }
+
+  /** The counted pods of a namespace (every namespace when undefined), each with its node. */
+  private *podsOf(namespace: string | undefined): Iterable<readonly [PodInfo, string]> {
+    const namespaces =
+      namespace === undefined ? [...this.byNamespace.values()] : [this.byNamespace.get(namespace)];
+    for (const keys of namespaces) {
+      for (const key of keys ?? []) {
+        const node = this.placed.get(key) as string;
+        const pod = this.byName.get(node)?.pods.get(key);
+        if (pod) yield [pod, node];
+      }
+    }
   }
 
   private entry(name: string): NodeSnapshot {
@@ -261,10 +305,20 @@ export class Snapshot {
     }
     return n;
   }
+}
 
-  private changed(membership: boolean): void {
-    if (membership) this.listCache = undefined;
-    this.affinityCache = undefined;
-    this.antiAffinityCache = undefined;
+function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
+  if (a === b) return true;
+  let count = 0;
+  for (const k in a) {
+    if (!Object.hasOwn(b, k) || a[k] !== b[k]) return false;
+    count++;
   }
+  return count === Object.keys(b).length;
+}
+
+function sameTaints(a: readonly Taint[], b: readonly Taint[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  return a.every((t, i) => t.key === b[i]?.key && t.value === b[i]?.value && t.effect === b[i]?.effect);
 }

@@ -20,6 +20,7 @@
  */
 import { selectorMatches } from '../../cluster/labels.js';
 import type { LabelSelector, PodAffinityTerm, PodInfo } from '../../cluster/model.js';
+import type { PodMatcher } from '../framework/pod-counts.js';
 
 /** Topology pair key: label keys cannot contain '=', so `key=value` is unambiguous. */
 export function pair(key: string, value: string): string {
@@ -71,6 +72,16 @@ export class IncomingTerm {
     this.allNamespaces = term.namespaceSelector !== undefined && isEmptySelector(term.namespaceSelector);
   }
 
+  /** Whether the term can select any pod at all (it has a labelSelector). */
+  get selects(): boolean {
+    return this.selector !== undefined;
+  }
+
+  /** The labelSelector alone, namespaces aside. */
+  selectsLabels(labels: Record<string, string>): boolean {
+    return this.selector !== undefined && selectorMatches(this.selector, labels);
+  }
+
   private namespaceOk(ns: string): boolean {
     if (this.allNamespaces || this.namespaces.has(ns)) return true;
     const sel = this.nsSelector;
@@ -91,6 +102,52 @@ export class IncomingTerm {
       selectorMatches(this.selector, pod.labels)
     );
   }
+
+  /**
+   * The namespaces this term selects among `candidates` (the namespaces that hold pods: no other can
+   * hold a match), or undefined for every namespace — namespaceSelector resolved now, as upstream's
+   * mergeAffinityTermNamespacesIfNotEmpty does per cycle, so that a cached count keyed by the result
+   * stays right when namespace labels change.
+   */
+  namespacesAmong(candidates: Iterable<string>): ReadonlySet<string> | undefined {
+    if (this.allNamespaces) return undefined;
+    if (!this.nsSelector) return this.namespaces;
+    const out = new Set(this.namespaces);
+    for (const ns of candidates) if (this.namespaceOk(ns)) out.add(ns);
+    return out;
+  }
+
+  /** The selector as a cache key part. */
+  get selectorKey(): string {
+    return JSON.stringify(this.selector);
+  }
+}
+
+/**
+ * The existing pods `terms` all select (upstream's podMatchesAllAffinityTerms), as a PodMatcher for the
+ * snapshot's counts; undefined when no pod can match (no terms, or a term without a labelSelector).
+ */
+export function matcherOfAll(
+  terms: readonly IncomingTerm[],
+  namespacesWithPods: () => Iterable<string>,
+): PodMatcher | undefined {
+  if (terms.length === 0 || terms.some((t) => !t.selects)) return undefined;
+  let namespaces: Set<string> | undefined;
+  for (const t of terms) {
+    const own = t.namespacesAmong(namespacesWithPods());
+    if (own === undefined) continue;
+    namespaces = namespaces ? new Set([...namespaces].filter((ns) => own.has(ns))) : new Set(own);
+  }
+  const nsKey = namespaces ? [...namespaces].sort() : null;
+  const key = JSON.stringify([nsKey, terms.map((t) => t.selectorKey)]);
+  const inNamespaces = namespaces;
+  return {
+    key,
+    namespaces: inNamespaces,
+    matches: (pod) =>
+      (inNamespaces === undefined || inNamespaces.has(pod.namespace)) &&
+      terms.every((t) => t.selectsLabels(pod.labels)),
+  };
 }
 
 export function incomingTerms(
@@ -108,17 +165,17 @@ export function matchesAll(terms: readonly IncomingTerm[], pod: PodInfo): boolea
   return true;
 }
 
-/** Whether `owner`'s term selects `pod` (whose namespace carries `podNsLabels`). */
+/** Whether the term of a pod in `ownerNamespace` selects `pod` (whose namespace carries `podNsLabels`). */
 export function existingTermMatches(
   term: PodAffinityTerm,
-  owner: PodInfo,
+  ownerNamespace: string,
   pod: PodInfo,
   podNsLabels: Record<string, string>,
 ): boolean {
   if (!term.labelSelector) return false;
   const ns = pod.namespace;
   let inNs: boolean;
-  if (term.namespaces.length === 0 && term.namespaceSelector === undefined) inNs = owner.namespace === ns;
+  if (term.namespaces.length === 0 && term.namespaceSelector === undefined) inNs = ownerNamespace === ns;
   else {
     inNs =
       term.namespaces.includes(ns) ||

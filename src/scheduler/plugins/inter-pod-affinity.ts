@@ -5,12 +5,17 @@
  * snapshot's nodes, pair(k, n) = "k=<n's label k>" (no pair when n lacks label k).
  *
  *   PreFilter:
- *     existingAnti[pair] = #{(E, t) : E on node n ∈ havePodsWithRequiredAntiAffinity, t ∈ E.required anti-affinity,
- *                           t selects P (P's namespace labels), n has t.key}          keyed pair(t.key, n)
+ *     existingAnti[pair] = #{(E, t) : E on any node n, t ∈ E.required anti-affinity, t selects P (P's namespace
+ *                           labels), n has t.key}                                  keyed pair(t.key, n)
  *     affinity[pair]     = #{(E, t) : E on any node n, E matches ALL of P's required affinity terms, t one of them,
  *                           n has t.key}                                             keyed pair(t.key, n)
  *     anti[pair]         = #{(E, t) : E on any node n, t ∈ P's required anti-affinity terms selects E, n has t.key}
  *     skip ⇔ existingAnti = ∅ ∧ P has no required affinity and no required anti-affinity term.
+ *     Cost: not a walk over the cluster's pods. existingAnti reads the snapshot's term index (each distinct
+ *     term of the placed pods once, with its count per domain: framework/term-index.ts); affinity and anti
+ *     read the snapshot's matching-pod counts per node for P's terms (framework/pod-counts.ts), after
+ *     resolving each term's namespaceSelector to the namespaces that hold pods — so
+ *     cost ∝ distinct existing anti-affinity terms + domains they count in + nodes holding pods P's terms select.
  *   Filter(n), first failure wins, as upstream returns:
  *     1. affinity (UnschedulableAndUnresolvable): fails ⇔ ∃t: n lacks t.key, or
  *          (∃t: affinity[pair(t.key, n)] ≤ 0) ∧ ¬(affinity = ∅ ∧ P matches all its own required affinity terms)
@@ -18,19 +23,20 @@
  *     2. P's anti-affinity (Unschedulable): fails ⇔ ∃t ∈ P's anti terms: n has t.key ∧ anti[pair(t.key, n)] > 0
  *     3. existing pods' anti-affinity (Unschedulable): fails ⇔ ∃ label k of n: existingAnti[pair(k, n)] > 0
  *   PreScore (skip ⇔ ignorePreferredTermsOfExistingPods ∧ P has no preferred (anti-)affinity term, or nothing
- *     was counted): hasPref = P has a preferred (anti-)affinity term; over every node n (hasPref) or only nodes
- *     with pods carrying affinity (¬hasPref), each pod E there (all pods, or those with affinity), when n has t.key:
+ *     was counted): over every pod E counted on a node n that has t.key:
  *       score[t.key][n's value] += w      for P's preferred affinity term (t, w) selecting E
  *                               −= w      for P's preferred anti-affinity term (t, w) selecting E
  *                               += hardPodAffinityWeight  for E's required affinity term t selecting P (weight > 0)
  *                               += w      for E's preferred affinity term (t, w) selecting P
  *                               −= w      for E's preferred anti-affinity term (t, w) selecting P
  *     (ignorePreferredTermsOfExistingPods only skips; when P has preferred terms, E's terms still count.)
+ *     Read as PreFilter does: P's terms × matching pods per node, E's terms × their count per domain.
  *   Score(n) = Σ_k score[k][n's label k];  NormalizeScore: d = max − min over the scored nodes,
  *     s ← d > 0 ? ⌊100 × (s − min) / d⌋ : 0.
  * Preemption's AddPod/RemovePod are addPod/removePod below (the framework has no PreFilterExtensions yet).
  */
 import { type PodInfo, podKey } from '../../cluster/model.js';
+import type { TermGroup, TermKind } from '../framework/term-index.js';
 import type {
   CycleContext,
   CycleState,
@@ -41,6 +47,7 @@ import type {
   PreFilterResult,
   PreScorePlugin,
   ScorePlugin,
+  Snapshot,
 } from '../framework/types.js';
 import type { NodeVerdict } from '../framework/verdict.js';
 import {
@@ -49,6 +56,7 @@ import {
   existingTermMatches,
   IncomingTerm,
   incomingTerms,
+  matcherOfAll,
   matchesAll,
   pair,
 } from './inter-pod-affinity-terms.js';
@@ -87,6 +95,8 @@ export interface InterPodAffinityFilterState {
   /** Topology keys with an existingAntiCounts entry: Filter looks only these up on the node. */
   existingAntiKeys: Set<string>;
   antiWitness: Map<string, Witness>;
+  /** Pair → a node whose pods made antiCounts positive: the witness is looked up there when needed. */
+  antiSources: Map<string, string>;
   existingWitness: Map<string, Witness>;
 }
 
@@ -111,7 +121,7 @@ function countExistingAnti(
 ): void {
   for (const t of e.podAntiAffinity?.required ?? []) {
     const v = labels[t.topologyKey];
-    if (v === undefined || !existingTermMatches(t, e, s.pod, s.nsLabels)) continue;
+    if (v === undefined || !existingTermMatches(t, e.namespace, s.pod, s.nsLabels)) continue;
     const k = pair(t.topologyKey, v);
     bump(s.existingAntiCounts, k, delta);
     s.existingAntiKeys.add(t.topologyKey);
@@ -138,6 +148,7 @@ function countIncoming(
     const k = pair(t.topologyKey, v);
     bump(s.antiCounts, k, delta);
     witness(s.antiWitness, k, e, t.description, delta);
+    if (delta < 0) s.antiSources.delete(k);
   }
 }
 
@@ -165,14 +176,37 @@ function affinityProblem(s: InterPodAffinityFilterState, labels: Record<string, 
   return `no pod matching all required affinity terms runs in topology ${empty}`;
 }
 
-function antiProblem(s: InterPodAffinityFilterState, labels: Record<string, string>): string | undefined {
+/** The first pod on the node PreFilter saw contributing to pair `k` that term `t` selects. */
+function antiWitness(
+  s: InterPodAffinityFilterState,
+  snapshot: Snapshot,
+  t: IncomingTerm,
+  k: string,
+): Witness | undefined {
+  let w = s.antiWitness.get(k);
+  const source = s.antiSources.get(k);
+  if (w || source === undefined) return w;
+  for (const [key, e] of snapshot.get(source)?.pods ?? []) {
+    if (!t.matches(e)) continue;
+    w = { pod: key, term: t.description };
+    s.antiWitness.set(k, w);
+    break;
+  }
+  return w;
+}
+
+function antiProblem(
+  s: InterPodAffinityFilterState,
+  snapshot: Snapshot,
+  labels: Record<string, string>,
+): string | undefined {
   if (s.antiCounts.size === 0) return undefined;
   for (const t of s.anti) {
     const v = labels[t.topologyKey];
     if (v === undefined) continue;
     const k = pair(t.topologyKey, v);
     if (!positive(s.antiCounts, k)) continue;
-    const w = s.antiWitness.get(k);
+    const w = antiWitness(s, snapshot, t, k);
     return `pod ${w?.pod ?? '(removed)'} on topology ${k} matches anti-affinity term ${w?.term ?? t.description}`;
   }
   return undefined;
@@ -228,6 +262,7 @@ export function interPodAffinity(args: InterPodAffinityArgs = {}): InterPodAffin
 
     preFilter(state: CycleState, ctx: CycleContext): PreFilterResult | undefined {
       const pod = ctx.pod;
+      const snapshot = ctx.snapshot;
       const nsLabels = (ns: string) => ctx.namespaceLabels(ns);
       const s: InterPodAffinityFilterState = {
         pod,
@@ -240,28 +275,55 @@ export function interPodAffinity(args: InterPodAffinityArgs = {}): InterPodAffin
         existingAntiCounts: new Map(),
         existingAntiKeys: new Set(),
         antiWitness: new Map(),
+        antiSources: new Map(),
         existingWitness: new Map(),
       };
-      for (const n of ctx.snapshot.havePodsWithRequiredAntiAffinity()) {
-        const labels = n.node?.labels;
-        if (!labels) continue;
-        for (const e of n.podsWithRequiredAntiAffinity.values()) countExistingAnti(s, e, labels, 1);
-      }
-      const ownTerms = s.affinity.length > 0 || s.anti.length > 0;
-      if (ownTerms) {
-        for (const n of ctx.snapshot.list()) {
-          const labels = n.node?.labels;
-          if (!labels) continue;
-          for (const e of n.pods.values()) countIncoming(s, e, labels, 1);
+      // Existing pods' required anti-affinity: each distinct term once, with its counts per domain.
+      for (const g of snapshot.termGroups('requiredAntiAffinity')) {
+        if (!existingTermMatches(g.term, g.ownerNamespace, pod, s.nsLabels)) continue;
+        const key = g.term.topologyKey;
+        s.existingAntiKeys.add(key);
+        for (const [v, d] of g.domains) {
+          const k = pair(key, v);
+          bump(s.existingAntiCounts, k, d.count);
+          if (!s.existingWitness.has(k)) {
+            const first = d.pods.keys().next().value as string;
+            s.existingWitness.set(k, { pod: first, term: describeSelector(g.term.labelSelector) });
+          }
         }
       }
+      // The pod's own terms against the existing pods: matching pods per node, kept by the snapshot.
+      const namespaces = () => snapshot.namespacesWithPods();
+      const all = matcherOfAll(s.affinity, namespaces);
+      if (all) {
+        for (const [name, c] of snapshot.podCounts(all)) {
+          const labels = snapshot.get(name)?.node?.labels;
+          if (!labels) continue;
+          for (const t of s.affinity) {
+            const v = labels[t.topologyKey];
+            if (v !== undefined) bump(s.affinityCounts, pair(t.topologyKey, v), c);
+          }
+        }
+      }
+      for (const t of s.anti) {
+        const m = matcherOfAll([t], namespaces);
+        if (!m) continue;
+        for (const [name, c] of snapshot.podCounts(m)) {
+          const v = snapshot.get(name)?.node?.labels[t.topologyKey];
+          if (v === undefined) continue;
+          const k = pair(t.topologyKey, v);
+          bump(s.antiCounts, k, c);
+          if (!s.antiSources.has(k)) s.antiSources.set(k, name);
+        }
+      }
+      const ownTerms = s.affinity.length > 0 || s.anti.length > 0;
       if (s.existingAntiCounts.size === 0 && !ownTerms) return { skip: true };
       s.selfMatch = matchesAll(s.affinity, pod);
       state.write(FILTER_STATE_KEY, s);
       return undefined;
     },
 
-    filter(state: CycleState, _ctx: CycleContext, node: NodeSnapshot, verdict: NodeVerdict): void {
+    filter(state: CycleState, ctx: CycleContext, node: NodeSnapshot, verdict: NodeVerdict): void {
       const s = state.read<InterPodAffinityFilterState>(FILTER_STATE_KEY);
       if (!s) return;
       const labels = node.node?.labels ?? {};
@@ -270,7 +332,7 @@ export function interPodAffinity(args: InterPodAffinityArgs = {}): InterPodAffin
         verdict.reasons.push(reason('AffinityRulesNotMatch', REASON_AFFINITY, aff, true));
         return;
       }
-      const anti = antiProblem(s, labels);
+      const anti = antiProblem(s, ctx.snapshot, labels);
       if (anti !== undefined) {
         verdict.reasons.push(reason('AntiAffinityRulesNotMatch', REASON_ANTI_AFFINITY, anti, false));
         return;
@@ -293,19 +355,16 @@ export function interPodAffinity(args: InterPodAffinityArgs = {}): InterPodAffin
 
     preScore(state: CycleState, ctx: CycleContext): 'skip' | undefined {
       const pod = ctx.pod;
+      const snapshot = ctx.snapshot;
       const prefAffinity = pod.podAffinity?.preferred ?? [];
       const prefAnti = pod.podAntiAffinity?.preferred ?? [];
       const hasPref = prefAffinity.length > 0 || prefAnti.length > 0;
       if (ignoreExisting && !hasPref) return 'skip';
       const lookup = (ns: string) => ctx.namespaceLabels(ns);
-      const affinity = prefAffinity.map((w) => new IncomingTerm(w.term, pod.namespace, lookup, w.weight));
-      const anti = prefAnti.map((w) => new IncomingTerm(w.term, pod.namespace, lookup, w.weight));
       const nsLabels = ctx.namespaceLabels(pod.namespace) ?? {};
       const byKey = new Map<string, Map<string, number>>();
       let counted = false;
-      const add = (key: string, labels: Record<string, string>, w: number) => {
-        const v = labels[key];
-        if (v === undefined) return;
+      const add = (key: string, v: string, w: number) => {
         let values = byKey.get(key);
         if (!values) {
           values = new Map();
@@ -314,26 +373,32 @@ export function interPodAffinity(args: InterPodAffinityArgs = {}): InterPodAffin
         values.set(v, (values.get(v) ?? 0) + w);
         counted = true;
       };
-      const nodes = hasPref ? ctx.snapshot.list() : ctx.snapshot.havePodsWithAffinity();
-      for (const n of nodes) {
-        const labels = n.node?.labels;
-        if (!labels) continue;
-        for (const e of (hasPref ? n.pods : n.podsWithAffinity).values()) {
-          for (const t of affinity) if (t.matches(e)) add(t.topologyKey, labels, t.weight);
-          for (const t of anti) if (t.matches(e)) add(t.topologyKey, labels, -t.weight);
-          if (hardWeight > 0) {
-            for (const t of e.podAffinity?.required ?? []) {
-              if (existingTermMatches(t, e, pod, nsLabels)) add(t.topologyKey, labels, hardWeight);
-            }
-          }
-          for (const w of e.podAffinity?.preferred ?? []) {
-            if (existingTermMatches(w.term, e, pod, nsLabels)) add(w.term.topologyKey, labels, w.weight);
-          }
-          for (const w of e.podAntiAffinity?.preferred ?? []) {
-            if (existingTermMatches(w.term, e, pod, nsLabels)) add(w.term.topologyKey, labels, -w.weight);
+      // The pod's preferred terms: w per matching existing pod, from the snapshot's per-node counts.
+      const namespaces = () => snapshot.namespacesWithPods();
+      const own = (terms: typeof prefAffinity, sign: number) => {
+        for (const w of terms) {
+          const t = new IncomingTerm(w.term, pod.namespace, lookup, w.weight);
+          const m = matcherOfAll([t], namespaces);
+          if (!m) continue;
+          for (const [name, c] of snapshot.podCounts(m)) {
+            const v = snapshot.get(name)?.node?.labels[t.topologyKey];
+            if (v !== undefined) add(t.topologyKey, v, sign * t.weight * c);
           }
         }
-      }
+      };
+      own(prefAffinity, 1);
+      own(prefAnti, -1);
+      // Existing pods' terms selecting the pod: each distinct term once, weight × its count per domain.
+      const existing = (kind: TermKind, weight: (g: TermGroup) => number) => {
+        for (const g of snapshot.termGroups(kind)) {
+          if (!existingTermMatches(g.term, g.ownerNamespace, pod, nsLabels)) continue;
+          const w = weight(g);
+          for (const [v, d] of g.domains) add(g.term.topologyKey, v, w * d.count);
+        }
+      };
+      if (hardWeight > 0) existing('requiredAffinity', () => hardWeight);
+      existing('preferredAffinity', (g) => g.weight);
+      existing('preferredAntiAffinity', (g) => -g.weight);
       if (!counted) return 'skip';
       state.write(SCORE_STATE_KEY, { byKey } satisfies InterPodAffinityScoreState);
       return undefined;

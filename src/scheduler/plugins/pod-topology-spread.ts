@@ -19,21 +19,25 @@
  * Eligible node for constraint c: has every constraint's topologyKey ∧ (c.nodeAffinityPolicy = Ignore ∨
  *   nodeSelector/required affinity match) ∧ (c.nodeTaintsPolicy = Ignore ∨ no untolerated NoSchedule/NoExecute).
  *
- *   PreFilter (DoNotSchedule constraints; none → skip): one pass over every node:
- *     count[c][v] = Σ counted pods over eligible nodes with label c.key = v;   min[c] = min_v count[c][v].
+ *   PreFilter (DoNotSchedule constraints; none → skip):
+ *     count[c][v] = Σ counted pods over eligible nodes with label c.key = v;   min[c] = min_v count[c][v]
+ *     over the eligible domains D[c] (0 while some domain has no matching pod; ∞ when D[c] = ∅).
+ *     Cost: the counted pods per node come from the snapshot's counts for c's selector (only nodes holding
+ *     matching pods are read: framework/pod-counts.ts); D[c] is cached per node generation and pod shape
+ *     (node affinity, tolerations) in pod-topology-spread-constraints.ts.
  *   Filter: node lacks c.key → "missing required label" (unresolvable); otherwise, with
  *     globalMin = |{v}| < c.minDomains (default 1) ? 0 : min[c],  self = pod matches c's selector ? 1 : 0,
  *     skew = count[c][node.labels[c.key]] + self − globalMin;   fails ⇔ skew > c.maxSkew (first constraint wins).
  *   PreScore (ScheduleAnyway constraints; none → 'skip'): requireAll = pod has own constraints ∨ not System;
  *     ignored = feasible nodes lacking a key (only when requireAll); domains[c] = {labels[c.key] ?? ''} of the
  *     other feasible nodes (hostname: one per node, counted on that node alone, policies not applied);
- *     count[c][v] = Σ counted pods over all eligible nodes (requireAll → having all keys) whose v ∈ domains[c];
+ *     count[c][v] = Σ counted pods over all eligible nodes (requireAll → having all keys) whose v ∈ domains[c]
+ *                   (again read from the snapshot's counts: cost ∝ feasible nodes + nodes holding matching pods);
  *     weight[c] = ln(|domains[c]| + 2), hostname: ln(#feasible − #ignored + 2).
  *   Score(n) = ignored ? 0 : round(Σ_{c: n has c.key} count[c][n's value] × weight[c] + (c.maxSkew − 1)).
  *   NormalizeScore: over non-ignored nodes, s = max = 0 ? 100 : ⌊100 × (max + min − s) / max⌋; ignored → 0.
  */
-import { selectorMatches, withMatchLabelKeys } from '../../cluster/labels.js';
-import type { NodeInfo, PodInfo, TopologySpreadConstraint } from '../../cluster/model.js';
+import type { TopologySpreadConstraint } from '../../cluster/model.js';
 import type {
   FilterPlugin,
   NodeSnapshot,
@@ -42,12 +46,21 @@ import type {
   ScorePlugin,
 } from '../framework/types.js';
 import type { NodeVerdict } from '../framework/verdict.js';
-import { nodeAffinityMatches, untoleratedTaint } from '../predicates.js';
 import { PLUGIN } from './names.js';
+import {
+  type Constraint,
+  constraintsOf,
+  EligibleDomains,
+  hasAllKeys,
+  Inclusion,
+  LABEL_HOSTNAME,
+  LABEL_ZONE,
+  labelOf,
+  matchingPerNode,
+} from './pod-topology-spread-constraints.js';
 import { MAX_NODE_SCORE } from './score-normalize.js';
 
-export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
-export const LABEL_ZONE = 'topology.kubernetes.io/zone';
+export { LABEL_HOSTNAME, LABEL_ZONE };
 
 export const REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints";
 export const REASON_NODE_LABEL_NOT_MATCH = `${REASON_CONSTRAINTS_NOT_MATCH} (missing required label)`;
@@ -69,9 +82,6 @@ export const SYSTEM_DEFAULT_CONSTRAINTS: readonly TopologySpreadConstraint[] = [
   softDefault(LABEL_ZONE, 5),
 ];
 
-/** Owner kinds whose pods get default constraints (upstream: Services too, which nodeload cannot see). */
-const DEFAULTED_OWNER_KINDS = new Set(['ReplicaSet', 'StatefulSet', 'ReplicationController']);
-
 export interface PodTopologySpreadArgs {
   /** Used with defaultingType 'List' (upstream rejects them with 'System'; here they are ignored). */
   defaultConstraints?: TopologySpreadConstraint[];
@@ -79,120 +89,16 @@ export interface PodTopologySpreadArgs {
   defaultingType?: 'System' | 'List';
 }
 
-/** Which pods a constraint counts. */
-interface Selector {
-  /** Counting short-circuits to 0 (nil selector, or v1.36's treatment of an empty one). */
-  readonly countsNone: boolean;
-  matches(pod: PodInfo): boolean;
-}
-
-interface Constraint {
-  maxSkew: number;
-  key: string;
-  hostname: boolean;
-  minDomains: number;
-  honorAffinity: boolean;
-  honorTaints: boolean;
-  selector: Selector;
-}
-
-const NOTHING: Selector = { countsNone: true, matches: () => false };
-
-function labelSelectorOf(c: TopologySpreadConstraint, podLabels: Record<string, string>): Selector {
-  if (!c.labelSelector) return NOTHING;
-  const sel = withMatchLabelKeys(c.labelSelector, c.matchLabelKeys, podLabels) ?? {};
-  const empty = Object.keys(sel.matchLabels ?? {}).length === 0 && (sel.matchExpressions?.length ?? 0) === 0;
-  return { countsNone: empty, matches: (p) => selectorMatches(sel, p.labels) };
-}
-
-/** nodeload's stand-in for helper.DefaultSelector: the pods of the same controller. */
-function ownerSelectorOf(pod: PodInfo): Selector | undefined {
-  const { namespace, ownerKind, ownerName } = pod;
-  if (!DEFAULTED_OWNER_KINDS.has(ownerKind) || !ownerName) return undefined;
-  return {
-    countsNone: false,
-    matches: (p) => p.namespace === namespace && p.ownerKind === ownerKind && p.ownerName === ownerName,
-  };
-}
-
-function toConstraint(c: TopologySpreadConstraint, selector: Selector): Constraint {
-  return {
-    maxSkew: c.maxSkew,
-    key: c.topologyKey,
-    hostname: c.topologyKey === LABEL_HOSTNAME,
-    minDomains: c.minDomains ?? 1,
-    honorAffinity: (c.nodeAffinityPolicy || 'Honor') === 'Honor',
-    honorTaints: c.nodeTaintsPolicy === 'Honor',
-    selector,
-  };
-}
-
-function constraintsOf(
-  pod: PodInfo,
-  action: 'DoNotSchedule' | 'ScheduleAnyway',
-  defaults: readonly TopologySpreadConstraint[],
-): Constraint[] {
-  if (pod.topologySpreadConstraints.length > 0) {
-    return pod.topologySpreadConstraints
-      .filter((c) => c.whenUnsatisfiable === action)
-      .map((c) => toConstraint(c, labelSelectorOf(c, pod.labels)));
-  }
-  const list = defaults.filter((c) => c.whenUnsatisfiable === action);
-  if (list.length === 0) return [];
-  const selector = ownerSelectorOf(pod);
-  return selector ? list.map((c) => toConstraint(c, selector)) : [];
-}
-
-function labelOf(labels: Record<string, string>, key: string): string | undefined {
-  return Object.hasOwn(labels, key) ? labels[key] : undefined;
-}
-
-function hasAllKeys(labels: Record<string, string>, cs: readonly Constraint[]): boolean {
-  for (const c of cs) if (!Object.hasOwn(labels, c.key)) return false;
-  return true;
-}
-
-function countMatching(n: NodeSnapshot, selector: Selector, namespace: string): number {
-  if (selector.countsNone) return 0;
-  let count = 0;
-  for (const p of n.pods.values()) {
-    if (p.deleting || p.namespace !== namespace) continue;
-    if (selector.matches(p)) count++;
-  }
-  return count;
-}
-
-/** matchNodeInclusionPolicies, with the two node-wide checks computed at most once per node. */
-class Inclusion {
-  private affinity: boolean | undefined;
-  private taints: boolean | undefined;
-
-  constructor(
-    private readonly pod: PodInfo,
-    private readonly node: NodeInfo,
-  ) {}
-
-  admits(c: Constraint): boolean {
-    if (c.honorAffinity) {
-      if (this.affinity === undefined) this.affinity = nodeAffinityMatches(this.pod, this.node);
-      if (!this.affinity) return false;
-    }
-    if (c.honorTaints) {
-      if (this.taints === undefined) this.taints = !untoleratedTaint(this.node.taints, this.pod.tolerations);
-      if (!this.taints) return false;
-    }
-    return true;
-  }
-}
-
 const FILTER_STATE = `${PLUGIN.PodTopologySpread}/preFilter`;
 const SCORE_STATE = `${PLUGIN.PodTopologySpread}/preScore`;
 
 interface FilterState {
   constraints: Constraint[];
-  /** Per constraint: topology value → matching pods, over eligible nodes (every eligible domain present). */
+  /** Per constraint: topology value → matching pods over its eligible nodes (domains with none absent). */
   counts: Map<string, number>[];
-  /** Per constraint: the smallest count (Infinity when no domain is eligible). */
+  /** Per constraint: how many eligible domains there are. */
+  domains: number[];
+  /** Per constraint: the smallest count over the eligible domains (Infinity when there is none). */
   min: number[];
   /** Per constraint: the incoming pod matches its selector. */
   self: boolean[];
@@ -217,6 +123,7 @@ export type PodTopologySpreadPlugin = PreFilterPlugin &
 export function podTopologySpread(args: PodTopologySpreadArgs = {}): PodTopologySpreadPlugin {
   const systemDefaulted = (args.defaultingType ?? 'System') === 'System';
   const defaults = systemDefaulted ? SYSTEM_DEFAULT_CONSTRAINTS : (args.defaultConstraints ?? []);
+  const eligibleDomains = new EligibleDomains();
 
   function reject(verdict: NodeVerdict, code: string, reason: string, detail: string, unresolvable: boolean) {
     verdict.reasons.push({ plugin: PLUGIN.PodTopologySpread, code, reason, detail, unresolvable });
@@ -227,28 +134,31 @@ export function podTopologySpread(args: PodTopologySpreadArgs = {}): PodTopology
 
     preFilter(state, ctx) {
       const pod = ctx.pod;
+      const snapshot = ctx.snapshot;
       const constraints = constraintsOf(pod, 'DoNotSchedule', defaults);
       if (constraints.length === 0) return { skip: true };
-      const counts = constraints.map(() => new Map<string, number>());
-      for (const n of ctx.snapshot.list()) {
-        const node = n.node;
-        if (!node || !hasAllKeys(node.labels, constraints)) continue;
-        const inclusion = new Inclusion(pod, node);
-        for (let i = 0; i < constraints.length; i++) {
-          const c = constraints[i] as Constraint;
-          if (!inclusion.admits(c)) continue;
-          const m = counts[i] as Map<string, number>;
+      const counts: Map<string, number>[] = [];
+      const domains: number[] = [];
+      const min: number[] = [];
+      for (const c of constraints) {
+        const eligible = eligibleDomains.of(snapshot, pod, constraints, c);
+        // Only nodes holding matching pods can add to a count: read those from the snapshot's counts.
+        const m = new Map<string, number>();
+        for (const [name, k] of matchingPerNode(snapshot, c.selector, pod.namespace)) {
+          const node = snapshot.get(name)?.node;
+          if (!node || !hasAllKeys(node.labels, constraints) || !new Inclusion(pod, node).admits(c)) continue;
           const v = node.labels[c.key] as string;
-          m.set(v, (m.get(v) ?? 0) + countMatching(n, c.selector, pod.namespace));
+          m.set(v, (m.get(v) ?? 0) + k);
         }
-      }
-      const min = counts.map((m) => {
-        let low = Number.POSITIVE_INFINITY;
+        // An eligible domain without a matching pod counts 0, and is then the minimum.
+        let low = eligible.size > m.size ? 0 : Number.POSITIVE_INFINITY;
         for (const x of m.values()) if (x < low) low = x;
-        return low;
-      });
+        counts.push(m);
+        domains.push(eligible.size);
+        min.push(low);
+      }
       const self = constraints.map((c) => c.selector.matches(pod));
-      state.write(FILTER_STATE, { constraints, counts, min, self } satisfies FilterState);
+      state.write(FILTER_STATE, { constraints, counts, domains, min, self } satisfies FilterState);
       return undefined;
     },
 
@@ -265,13 +175,14 @@ export function podTopologySpread(args: PodTopologySpreadArgs = {}): PodTopology
           return;
         }
         const counts = s.counts[i] as Map<string, number>;
-        const fewDomains = counts.size < c.minDomains;
+        const domains = s.domains[i] as number;
+        const fewDomains = domains < c.minDomains;
         const globalMin = fewDomains ? 0 : (s.min[i] as number);
         const self = s.self[i] ? 1 : 0;
         const matching = counts.get(v) ?? 0;
         const skew = matching + self - globalMin;
         if (skew > c.maxSkew) {
-          const why = fewDomains ? ` (${counts.size} eligible domain(s) < minDomains ${c.minDomains})` : '';
+          const why = fewDomains ? ` (${domains} eligible domain(s) < minDomains ${c.minDomains})` : '';
           const detail =
             `${c.key}=${v}: ${matching} matching pods + ${self} − min ${globalMin}${why} = ${skew} ` +
             `> maxSkew ${c.maxSkew}`;
@@ -282,14 +193,15 @@ export function podTopologySpread(args: PodTopologySpreadArgs = {}): PodTopology
     },
 
     preScore(state, ctx, nodes) {
-      const all = ctx.snapshot.list();
-      if (all.length === 0) return 'skip';
+      const snapshot = ctx.snapshot;
+      if (snapshot.size === 0) return 'skip';
       const pod = ctx.pod;
       const constraints = constraintsOf(pod, 'ScheduleAnyway', defaults);
       if (constraints.length === 0) return 'skip';
       // Only the pod's own (or List) constraints require every key: System defaults still spread by
       // hostname across nodes without a zone label.
       const requireAll = pod.topologySpreadConstraints.length > 0 || !systemDefaulted;
+      const matching = constraints.map((c) => matchingPerNode(snapshot, c.selector, pod.namespace));
       const ignored = new Set<string>();
       const counts = constraints.map(() => new Map<string, number>());
       for (const n of nodes) {
@@ -301,25 +213,26 @@ export function podTopologySpread(args: PodTopologySpreadArgs = {}): PodTopology
         for (let i = 0; i < constraints.length; i++) {
           const c = constraints[i] as Constraint;
           const m = counts[i] as Map<string, number>;
-          if (c.hostname) m.set(n.name, countMatching(n, c.selector, pod.namespace));
+          if (c.hostname) m.set(n.name, (matching[i] as ReadonlyMap<string, number>).get(n.name) ?? 0);
           else m.set(labelOf(labels, c.key) ?? '', 0);
         }
       }
       const weights = constraints.map((c, i) =>
         Math.log((c.hostname ? nodes.length - ignored.size : (counts[i] as Map<string, number>).size) + 2),
       );
-      for (const n of all) {
-        const node = n.node;
-        if (!node || (requireAll && !hasAllKeys(node.labels, constraints))) continue;
-        const inclusion = new Inclusion(pod, node);
-        for (let i = 0; i < constraints.length; i++) {
-          const c = constraints[i] as Constraint;
-          if (c.hostname) continue;
-          const m = counts[i] as Map<string, number>;
+      // Other keys: every eligible node's matching pods count toward its domain, if a feasible node has
+      // that domain — only nodes holding matching pods can add anything.
+      for (let i = 0; i < constraints.length; i++) {
+        const c = constraints[i] as Constraint;
+        if (c.hostname) continue;
+        const m = counts[i] as Map<string, number>;
+        for (const [name, k] of matching[i] as ReadonlyMap<string, number>) {
+          const node = snapshot.get(name)?.node;
+          if (!node || (requireAll && !hasAllKeys(node.labels, constraints))) continue;
           const v = labelOf(node.labels, c.key) ?? '';
           const sofar = m.get(v);
-          if (sofar === undefined || !inclusion.admits(c)) continue;
-          m.set(v, sofar + countMatching(n, c.selector, pod.namespace));
+          if (sofar === undefined || !new Inclusion(pod, node).admits(c)) continue;
+          m.set(v, sofar + k);
         }
       }
       state.write(SCORE_STATE, { constraints, nodes, ignored, counts, weights } satisfies ScoreState);

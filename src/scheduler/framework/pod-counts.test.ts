@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import type { PodInfo } from '../../cluster/model.js';
+import { specPod } from '../plugins/plugin.testing.js';
+import { node } from '../testing.js';
+import { PodCountIndex, type PodMatcher } from './pod-counts.js';
+import { Snapshot } from './snapshot.js';
+
+const web = (ns: string | undefined): PodMatcher => ({
+  key: `web|${ns ?? '*'}`,
+  namespaces: ns === undefined ? undefined : new Set([ns]),
+  matches: (p) => (ns === undefined || p.namespace === ns) && p.labels['app'] === 'web',
+});
+
+function pod(name: string, nodeName: string | undefined, app: string, ns = 'default'): PodInfo {
+  return specPod(name, { nodeName }, { meta: { namespace: ns, labels: { app } } });
+}
+
+function snapshot(): Snapshot {
+  const s = new Snapshot();
+  for (const n of ['a', 'b']) s.setNode(node(n, { labels: { zone: 'z1' } }));
+  return s;
+}
+
+const counts = (s: Snapshot, m: PodMatcher) => Object.fromEntries(s.podCounts(m));
+
+describe('PodCountIndex through the Snapshot', () => {
+  const cases: {
+    name: string;
+    run: (s: Snapshot) => void;
+    want: Record<string, number>;
+    matcher?: PodMatcher;
+  }[] = [
+    {
+      name: 'add: matching pods per node, other labels and namespaces not counted',
+      run: (s) => {
+        s.upsertPod(pod('w1', 'a', 'web'));
+        s.upsertPod(pod('w2', 'a', 'web'));
+        s.upsertPod(pod('w3', 'b', 'web'));
+        s.upsertPod(pod('db', 'b', 'db'));
+        s.upsertPod(pod('other', 'b', 'web', 'other'));
+      },
+      want: { a: 2, b: 1 },
+    },
+    {
+      name: 'a matcher over every namespace counts them all',
+      matcher: web(undefined),
+      run: (s) => {
+        s.upsertPod(pod('w1', 'a', 'web'));
+        s.upsertPod(pod('other', 'b', 'web', 'other'));
+      },
+      want: { a: 1, b: 1 },
+    },
+    {
+      name: 'remove: a node whose count reaches 0 disappears',
+      run: (s) => {
+        s.upsertPod(pod('w1', 'a', 'web'));
+        s.upsertPod(pod('w3', 'b', 'web'));
+        s.deletePod(pod('w3', 'b', 'web'));
+      },
+      want: { a: 1 },
+    },
+    {
+      name: 'assume counts at once, forget takes it back, the bind confirmation keeps one',
+      run: (s) => {
+        s.assume(pod('kept', undefined, 'web'), 'a');
+        s.upsertPod(pod('kept', 'a', 'web'));
+        s.assume(pod('gone', undefined, 'web'), 'b');
+        s.forget('default/gone');
+      },
+      want: { a: 1 },
+    },
+    {
+      name: 'a pod label change moves it in and out of the count',
+      run: (s) => {
+        s.upsertPod(pod('in', 'a', 'db'));
+        s.upsertPod(pod('in', 'a', 'web'));
+        s.upsertPod(pod('out', 'b', 'web'));
+        s.upsertPod(pod('out', 'b', 'db'));
+      },
+      want: { a: 1 },
+    },
+    {
+      name: 'node label changes do not touch counts kept per node name; pods of unknown nodes are counted under it',
+      run: (s) => {
+        s.upsertPod(pod('w1', 'a', 'web'));
+        s.setNode(node('a', { labels: { zone: 'z2' } }));
+        s.upsertPod(pod('early', 'late', 'web'));
+      },
+      want: { a: 1, late: 1 },
+    },
+    {
+      name: 'terminal pods are not counted pods',
+      run: (s) => {
+        s.upsertPod(pod('w1', 'a', 'web'));
+        s.upsertPod({ ...pod('w1', 'a', 'web'), terminal: true });
+      },
+      want: {},
+    },
+  ];
+  for (const c of cases) {
+    for (const when of ['asked first', 'asked last'] as const) {
+      it(`${c.name} (${when})`, () => {
+        const s = snapshot();
+        const m = c.matcher ?? web('default');
+        if (when === 'asked first') counts(s, m);
+        c.run(s);
+        expect(counts(s, m)).toEqual(c.want);
+      });
+    }
+  }
+
+  it('a what-if edit counts its changes and undo restores the counts exactly', () => {
+    const s = snapshot();
+    s.upsertPod(pod('w1', 'a', 'web'));
+    const m = web('default');
+    expect(counts(s, m)).toEqual({ a: 1 });
+    const edit = s.edit();
+    edit.remove('default/w1');
+    edit.add('default/x', pod('x', 'b', 'web'), 'b');
+    expect(counts(s, m)).toEqual({ b: 1 });
+    edit.undo();
+    expect(counts(s, m)).toEqual({ a: 1 });
+  });
+
+  it('drops the least recently asked matcher beyond its capacity and rebuilds it when asked again', () => {
+    const pods: [PodInfo, string][] = [];
+    const index = new PodCountIndex(function* (ns) {
+      for (const e of pods) if (ns === undefined || e[0].namespace === ns) yield e;
+    }, 2);
+    const add = (p: PodInfo, n: string) => {
+      pods.push([p, n]);
+      index.changed(p, n, 1);
+    };
+    const m1 = web('default');
+    const m2 = web('other');
+    const m3 = web(undefined);
+    add(pod('w1', 'a', 'web'), 'a');
+    expect(Object.fromEntries(index.counts(m1))).toEqual({ a: 1 });
+    index.counts(m2);
+    index.counts(m1);
+    index.counts(m3);
+    expect(index.size).toBe(2);
+    // m2 was dropped: pods added now are not tested against it, and asking again rebuilds it.
+    add(pod('o1', 'b', 'web', 'other'), 'b');
+    expect(Object.fromEntries(index.counts(m2))).toEqual({ b: 1 });
+    expect(Object.fromEntries(index.counts(m1))).toEqual({ a: 1 });
+    expect(index.size).toBe(2);
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * How many counted pods on each node a selector matches, kept up to date instead of recounted per cycle.
+ * PodTopologySpread and InterPodAffinity ask, per cycle, "how many pods matching S are in each topology
+ * domain"; walking every pod of the cluster for that made their PreFilter cost grow with the cluster.
+ * Here each selector a plugin asked about (a PodMatcher, named by a key) keeps its per-node count, and
+ * every pod the snapshot places or removes is tested against the matchers of its namespace only:
+ *
+ *   count[m][node] = #{pods p counted on node : m.matches(p)}      (entries at 0 are dropped)
+ *   first ask for m: built from the pods of m's namespaces (every pod when m spans all namespaces);
+ *   afterwards:      count[m][node] ± 1 on each place/remove of a pod p with m.matches(p).
+ *
+ * At most `capacity` matchers are kept, least recently asked dropped first: a dropped one is simply
+ * rebuilt when asked again, so the bound costs time, never correctness. A matcher must be pure (same key,
+ * same answer for a pod, at any time): anything that changes with the cluster — a namespaceSelector's
+ * answer, say — is resolved by the caller into the key (a concrete namespace set) before asking.
+ */
+import type { PodInfo } from '../../cluster/model.js';
+
+export interface PodMatcher {
+  /** Names the predicate: two matchers with one key must answer alike for every pod. */
+  readonly key: string;
+  /** The only namespaces whose pods can match; undefined: any namespace. */
+  readonly namespaces: ReadonlySet<string> | undefined;
+  matches(pod: PodInfo): boolean;
+}
+
+interface Entry {
+  readonly matcher: PodMatcher;
+  /** Node name → matching pods counted there (> 0). */
+  readonly perNode: Map<string, number>;
+}
+
+/** What building a new entry needs from the snapshot: the counted pods of a namespace, with their node. */
+export type PodsOf = (namespace: string | undefined) => Iterable<readonly [PodInfo, string]>;
+
+export class PodCountIndex {
+  /** Key → entry, least recently asked first. */
+  private readonly entries = new Map<string, Entry>();
+  private readonly byNamespace = new Map<string, Set<Entry>>();
+  private readonly anyNamespace = new Set<Entry>();
+
+  constructor(
+    private readonly podsOf: PodsOf,
+    private readonly capacity = 256,
+  ) {}
+
+  /** Matching pods per node name (live: read it before the snapshot changes again). */
+  counts(matcher: PodMatcher): ReadonlyMap<string, number> {
+    const known = this.entries.get(matcher.key);
+    if (known) {
+      this.entries.delete(matcher.key);
+      this.entries.set(matcher.key, known);
+      return known.perNode;
+    }
+    const entry: Entry = { matcher, perNode: new Map() };
+    const namespaces = matcher.namespaces ?? [undefined];
+    for (const ns of namespaces) {
+      for (const [pod, node] of this.podsOf(ns)) if (matcher.matches(pod)) bump(entry.perNode, node, 1);
+    }
+    this.entries.set(matcher.key, entry);
+    if (matcher.namespaces === undefined) this.anyNamespace.add(entry);
+    else {
+      for (const ns of matcher.namespaces) {
+        let set = this.byNamespace.get(ns);
+        if (!set) {
+          set = new Set();
+          this.byNamespace.set(ns, set);
+        }
+        set.add(entry);
+      }
+    }
+    if (this.entries.size > this.capacity) this.drop(this.entries.keys().next().value as string);
+    return entry.perNode;
+  }
+
+  /** A pod was placed on (delta 1) or removed from (delta −1) `node`. */
+  changed(pod: PodInfo, node: string, delta: 1 | -1): void {
+    for (const e of this.anyNamespace) if (e.matcher.matches(pod)) bump(e.perNode, node, delta);
+    const set = this.byNamespace.get(pod.namespace);
+    if (set) for (const e of set) if (e.matcher.matches(pod)) bump(e.perNode, node, delta);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private drop(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    this.anyNamespace.delete(e);
+    for (const ns of e.matcher.namespaces ?? []) {
+      const set = this.byNamespace.get(ns);
+      set?.delete(e);
+      if (set?.size === 0) this.byNamespace.delete(ns);
+    }
+  }
+}
+
+function bump(m: Map<string, number>, key: string, delta: number): void {
+  const n = (m.get(key) ?? 0) + delta;
+  if (n > 0) m.set(key, n);
+  else m.delete(key);
+}
