@@ -77,9 +77,8 @@ export class IncomingTerm {
     return this.selector !== undefined;
   }
 
-  /** The labelSelector alone, namespaces aside. */
-  selectsLabels(labels: Record<string, string>): boolean {
-    return this.selector !== undefined && selectorMatches(this.selector, labels);
+  get labelSelector(): LabelSelector | undefined {
+    return this.selector;
   }
 
   private namespaceOk(ns: string): boolean {
@@ -116,11 +115,6 @@ export class IncomingTerm {
     for (const ns of candidates) if (this.namespaceOk(ns)) out.add(ns);
     return out;
   }
-
-  /** The selector as a cache key part. */
-  get selectorKey(): string {
-    return JSON.stringify(this.selector);
-  }
 }
 
 /**
@@ -139,14 +133,16 @@ export function matcherOfAll(
     namespaces = namespaces ? new Set([...namespaces].filter((ns) => own.has(ns))) : new Set(own);
   }
   const nsKey = namespaces ? [...namespaces].sort() : null;
-  const key = JSON.stringify([nsKey, terms.map((t) => t.selectorKey)]);
+  // The snapshot keeps the matcher beyond this cycle: it holds the selectors, not the terms (whose
+  // namespace lookups belong to the cycle).
+  const selectors = terms.map((t) => t.labelSelector as LabelSelector);
   const inNamespaces = namespaces;
   return {
-    key,
+    key: JSON.stringify([nsKey, selectors]),
     namespaces: inNamespaces,
     matches: (pod) =>
       (inNamespaces === undefined || inNamespaces.has(pod.namespace)) &&
-      terms.every((t) => t.selectsLabels(pod.labels)),
+      selectors.every((sel) => selectorMatches(sel, pod.labels)),
   };
 }
 
