@@ -10,7 +10,11 @@
  * A line that is not JSON is an error (thrown from write/end), not skipped as client-node does: a
  * skipped event is a change the cache never sees, while a failed watch is retried from the last
  * resourceVersion it did see.
+ *
+ * With `withoutManagedFields`, objects arrive without `metadata.managedFields`, which is then never
+ * parsed (watch-lean.ts): for consumers that do not read it, about half the cost of decoding a pod.
  */
+import { managedFieldsRange } from './watch-lean.js';
 
 export interface WatchEvent {
   type: string;
@@ -30,7 +34,10 @@ export class WatchLineDecoder {
   /** The start of a line whose end has not arrived yet (several chunks when a line spans them). */
   private pending: Buffer[] = [];
 
-  constructor(private readonly onEvent: (event: WatchEvent) => void) {}
+  constructor(
+    private readonly onEvent: (event: WatchEvent) => void,
+    private readonly opts: { withoutManagedFields?: boolean } = {},
+  ) {}
 
   /** Decodes every line the chunk completes; keeps the rest for the next chunk. */
   write(chunk: Buffer): void {
@@ -65,17 +72,40 @@ export class WatchLineDecoder {
   private decode(buf: Buffer, start: number, end: number): void {
     if (end > start && buf[end - 1] === CARRIAGE_RETURN) end--;
     if (end === start) return;
-    const text = buf.toString('utf8', start, end);
-    let event: WatchEvent;
+    const event =
+      (this.opts.withoutManagedFields && this.parseLean(buf, start, end)) || this.parse(buf, start, end);
+    this.onEvent(event);
+  }
+
+  /** The line without its managedFields, or undefined when it has none or the rest does not parse. */
+  private parseLean(buf: Buffer, start: number, end: number): WatchEvent | undefined {
+    const cut = managedFieldsRange(buf, start, end);
+    if (!cut) return undefined;
     try {
-      event = JSON.parse(text) as WatchEvent;
+      const event = JSON.parse(buf.toString('utf8', start, cut[0]) + buf.toString('utf8', cut[1], end));
+      return isEvent(event) ? event : undefined;
+    } catch {
+      // The whole line's parse says what is wrong with it.
+      return undefined;
+    }
+  }
+
+  private parse(buf: Buffer, start: number, end: number): WatchEvent {
+    const text = buf.toString('utf8', start, end);
+    let event: unknown;
+    try {
+      event = JSON.parse(text);
     } catch (err) {
       throw new WatchDecodeError(
         `watch stream: a line is not JSON (${(err as Error).message}): ${text.slice(0, QUOTED_BYTES)}`,
       );
     }
-    if (event === null || typeof event !== 'object' || typeof event.type !== 'string')
+    if (!isEvent(event))
       throw new WatchDecodeError(`watch stream: a line is not a watch event: ${text.slice(0, QUOTED_BYTES)}`);
-    this.onEvent(event);
+    return event;
   }
+}
+
+function isEvent(value: unknown): value is WatchEvent {
+  return value !== null && typeof value === 'object' && typeof (value as WatchEvent).type === 'string';
 }

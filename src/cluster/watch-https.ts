@@ -31,6 +31,8 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 export interface HttpsWatchOptions {
   /** No byte for this long (including connect and response headers) ends the watch. Default 30 s. */
   inactivityMs?: number;
+  /** Objects arrive without metadata.managedFields, which is then never parsed (watch-lean.ts). */
+  withoutManagedFields?: boolean;
 }
 
 /** An Error carrying the HTTP status of a watch the server refused, as client-node's Watch throws it. */
@@ -101,7 +103,9 @@ export function httpsWatchFn(kubeConfig: KubeConfig, opts: HttpsWatchOptions = {
         return;
       }
       armTimer();
-      const decoder = new WatchLineDecoder((event) => onEvent(event.type, event.object, event));
+      const decoder = new WatchLineDecoder((event) => onEvent(event.type, event.object, event), {
+        withoutManagedFields: opts.withoutManagedFields ?? false,
+      });
       response.on('data', (chunk: Buffer) => {
         if (finished) return;
         armTimer();
