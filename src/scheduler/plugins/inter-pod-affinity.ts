@@ -36,7 +36,6 @@
  * Preemption's AddPod/RemovePod are addPod/removePod below (the framework has no PreFilterExtensions yet).
  */
 import { type PodInfo, podKey } from '../../cluster/model.js';
-import type { TermGroup, TermKind } from '../framework/term-index.js';
 import type {
   CycleContext,
   CycleState,
@@ -50,11 +49,12 @@ import type {
   Snapshot,
 } from '../framework/types.js';
 import type { NodeVerdict } from '../framework/verdict.js';
+import { scoresByTopology } from './inter-pod-affinity-score.js';
 import {
   bump,
   describeSelector,
   existingTermMatches,
-  IncomingTerm,
+  type IncomingTerm,
   incomingTerms,
   matcherOfAll,
   matchesAll,
@@ -354,52 +354,8 @@ export function interPodAffinity(args: InterPodAffinityArgs = {}): InterPodAffin
     },
 
     preScore(state: CycleState, ctx: CycleContext): 'skip' | undefined {
-      const pod = ctx.pod;
-      const snapshot = ctx.snapshot;
-      const prefAffinity = pod.podAffinity?.preferred ?? [];
-      const prefAnti = pod.podAntiAffinity?.preferred ?? [];
-      const hasPref = prefAffinity.length > 0 || prefAnti.length > 0;
-      if (ignoreExisting && !hasPref) return 'skip';
-      const lookup = (ns: string) => ctx.namespaceLabels(ns);
-      const nsLabels = ctx.namespaceLabels(pod.namespace) ?? {};
-      const byKey = new Map<string, Map<string, number>>();
-      let counted = false;
-      const add = (key: string, v: string, w: number) => {
-        let values = byKey.get(key);
-        if (!values) {
-          values = new Map();
-          byKey.set(key, values);
-        }
-        values.set(v, (values.get(v) ?? 0) + w);
-        counted = true;
-      };
-      // The pod's preferred terms: w per matching existing pod, from the snapshot's per-node counts.
-      const namespaces = () => snapshot.namespacesWithPods();
-      const own = (terms: typeof prefAffinity, sign: number) => {
-        for (const w of terms) {
-          const t = new IncomingTerm(w.term, pod.namespace, lookup, w.weight);
-          const m = matcherOfAll([t], namespaces);
-          if (!m) continue;
-          for (const [name, c] of snapshot.podCounts(m)) {
-            const v = snapshot.get(name)?.node?.labels[t.topologyKey];
-            if (v !== undefined) add(t.topologyKey, v, sign * t.weight * c);
-          }
-        }
-      };
-      own(prefAffinity, 1);
-      own(prefAnti, -1);
-      // Existing pods' terms selecting the pod: each distinct term once, weight × its count per domain.
-      const existing = (kind: TermKind, weight: (g: TermGroup) => number) => {
-        for (const g of snapshot.termGroups(kind)) {
-          if (!existingTermMatches(g.term, g.ownerNamespace, pod, nsLabels)) continue;
-          const w = weight(g);
-          for (const [v, d] of g.domains) add(g.term.topologyKey, v, w * d.count);
-        }
-      };
-      if (hardWeight > 0) existing('requiredAffinity', () => hardWeight);
-      existing('preferredAffinity', (g) => g.weight);
-      existing('preferredAntiAffinity', (g) => -g.weight);
-      if (!counted) return 'skip';
+      const byKey = scoresByTopology(ctx, hardWeight, ignoreExisting);
+      if (byKey === 'skip') return 'skip';
       state.write(SCORE_STATE_KEY, { byKey } satisfies InterPodAffinityScoreState);
       return undefined;
     },
