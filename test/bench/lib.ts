@@ -252,7 +252,7 @@ export async function ensureBenchNodes(kubeconfig: string, count: number): Promi
       ),
     ),
   );
-  await waitForNodesReady(kubeconfig, names, { timeoutMs: 120_000, intervalMs: 500 });
+  await waitForNodesReady(kubeconfig, names, { timeoutMs: Math.max(120_000, count * 60), intervalMs: 500 });
   return names;
 }
 

@@ -5,8 +5,10 @@
 //   NODELOAD_BENCH_KEEP=1                      keep the scratch dir (component and gateway logs)
 //   NODELOAD_BENCH_OUT=path                    write the report elsewhere than test/bench/RESULTS.md
 //   NODELOAD_BENCH_PROFILE=1                   V8 CPU profiles of the servers under test (use with KEEP=1)
+//   NODELOAD_BENCH_SCHEDULER_5K=5k             the full 5,000-node / 20,000-pod scheduler profile (default quick)
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { runAggregatedBench } from './aggregated.bench.js';
 import { runExtenderBench } from './extender.bench.js';
 import {
   acquireCluster,
@@ -18,9 +20,14 @@ import {
   renderReport,
 } from './lib.js';
 import { runQualityBench } from './quality.bench.js';
-import { runSchedulerBench } from './scheduler.bench.js';
+import { runSchedulerBench, SCHEDULER_PROFILES } from './scheduler.bench.js';
+import { runViewsBench } from './views.bench.js';
 import { runWebhookBench } from './webhook.bench.js';
 
+// NODELOAD_BENCH_SCHEDULER_5K=5k runs the full 5,000-node / 20,000-pod profile (about half an hour on 2
+// cores); the default is the quick one (5,000 nodes, 3,000 pods).
+const SCHEDULER_1K = '1k';
+const SCHEDULER_5K = process.env['NODELOAD_BENCH_SCHEDULER_5K'] ?? 'quick';
 const OUT = process.env['NODELOAD_BENCH_OUT'] ?? fileURLToPath(new URL('./RESULTS.md', import.meta.url));
 
 function summary(reports: BenchReport[]): string {
@@ -36,12 +43,19 @@ async function main(): Promise<void> {
   const cluster = await acquireCluster({ scheduler: true });
   const reports: BenchReport[] = [];
   try {
+    // Smallest cluster first: the benches add KWOK nodes and never remove them (every scheduler sees them all).
     log('webhook bench');
     reports.push(await runWebhookBench(cluster));
-    log('scheduler bench');
-    reports.push(await runSchedulerBench(cluster));
     log('extender bench');
     reports.push(await runExtenderBench(cluster));
+    log('scheduler bench, 1,000 nodes');
+    reports.push(await runSchedulerBench(cluster, SCHEDULER_PROFILES[SCHEDULER_1K]));
+    log('views bench, 1,000 nodes');
+    reports.push(await runViewsBench(cluster));
+    log('aggregated API bench, 5,000 nodes');
+    reports.push(await runAggregatedBench(cluster));
+    log(`scheduler bench, 5,000 nodes (profile ${SCHEDULER_5K})`);
+    reports.push(await runSchedulerBench(cluster, SCHEDULER_PROFILES[SCHEDULER_5K]));
   } finally {
     await cluster.release();
   }

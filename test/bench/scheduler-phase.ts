@@ -22,9 +22,22 @@ export const SCHED_NAMESPACE = 'bench-sched';
  * The pods' shape. mixed: requests only (the default). anti-affinity: as scheduler_perf's
  * SchedulingPodAntiAffinity, every pod refuses a node holding another pod of its group (required,
  * kubernetes.io/hostname; groups of 10 by the shard label). spread: as TopologySpreading, maxSkew 1
- * over zones, DoNotSchedule.
+ * over zones, DoNotSchedule. contract: the mixed pods with one in ten under required anti-affinity and one in
+ * ten spread over zones, in groups of ten pods, so the contract's plugins are part of the figure.
  */
-export type BenchWorkload = 'mixed' | 'anti-affinity' | 'spread';
+export type BenchWorkload = 'mixed' | 'anti-affinity' | 'spread' | 'contract';
+
+/** The shape pod `i` of a workload gets, and the label that groups it with its peers. */
+function shapeOf(
+  i: number,
+  workload: BenchWorkload,
+): { kind: 'mixed' | 'anti-affinity' | 'spread'; shard: string } {
+  if (workload !== 'contract') return { kind: workload, shard: String(i % 10) };
+  // Ten pods per group (i = 10g + 0 for anti-affinity, 10g + 1 for spread): group g of a kind holds the
+  // pods g, g + G, g + 2G … with G = 100 groups, so a group never outgrows a 100-node cluster.
+  const kind = i % 10 === 0 ? 'anti-affinity' : i % 10 === 1 ? 'spread' : 'mixed';
+  return { kind, shard: kind === 'mixed' ? String(i % 10) : `${kind[0]}${Math.floor(i / 10) % 100}` };
+}
 
 export interface PhaseOptions {
   pods: number;
@@ -33,6 +46,24 @@ export interface PhaseOptions {
   concurrency: number;
   /** Give up on a phase after this long (its figures are then marked incomplete). */
   phaseTimeoutMs: number;
+}
+
+/** The scheduler bench's knobs (scheduler.bench.ts has the defaults and the named profiles). */
+export interface SchedulerBenchOptions {
+  pods: number;
+  nodes: number;
+  /** Pod creates in flight at once, the same for every scheduler. */
+  concurrency: number;
+  /** Give up on a phase after this long (its figures are then marked incomplete). */
+  phaseTimeoutMs: number;
+  /** Phases per mode for the two QPS-500 schedulers, in alternating order (the stock one runs once). */
+  rounds: number;
+  /** The pods' shape (scheduler-phase.ts): mixed requests, required anti-affinity, zone spread, or contract. */
+  workload?: BenchWorkload;
+  /** A live phase of the stock kube-scheduler (client QPS 50) too. */
+  stock: boolean;
+  /** Phases of the bare binder, the ceiling (bare-binder.ts). */
+  ceiling: boolean;
 }
 
 export interface SchedulerProcess {
@@ -51,9 +82,9 @@ export const CPU = ['250m', '500m', '750m', '1'];
 export const MEMORY = ['512Mi', '1Gi', '2Gi', '3Gi'];
 
 function podBody(name: string, i: number, schedulerName: string, workload: BenchWorkload = 'mixed'): V1Pod {
-  const shard = String(i % 10);
+  const { kind, shard } = shapeOf(i, workload);
   const constraints: Partial<NonNullable<V1Pod['spec']>> =
-    workload === 'anti-affinity'
+    kind === 'anti-affinity'
       ? {
           affinity: {
             podAntiAffinity: {
@@ -66,7 +97,7 @@ function podBody(name: string, i: number, schedulerName: string, workload: Bench
             },
           },
         }
-      : workload === 'spread'
+      : kind === 'spread'
         ? {
             topologySpreadConstraints: [
               {

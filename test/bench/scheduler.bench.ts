@@ -1,7 +1,8 @@
 // nodeload's scheduler against the real kube-scheduler on the same API server and the same KWOK nodes.
 //
 //   npm run bench                                   (with the webhook bench; writes RESULTS.md)
-//   npx tsx test/bench/scheduler.bench.ts [--pods 1000] [--nodes 100] [--concurrency 16] [--rounds 2]
+//   npx tsx test/bench/scheduler.bench.ts [--profile default|1k|5k|quick] [--quick] [--pods 1000] [--nodes 100]
+//                                          [--concurrency 16] [--rounds 2] [--workload mixed|contract|…]
 //
 // Three schedulers watch the cluster for the whole run, each idle while another one's pods are created:
 // the stock kube-scheduler (started by the control plane, client QPS 50 / burst 100), a second
@@ -10,7 +11,8 @@
 // the same concurrency, with only the schedulerName changed, and times every pod from the start of its
 // create call to the watch event that shows it bound ("live"). A second set of phases stops the scheduler
 // process (SIGSTOP) while the pods are created and resumes it once they all exist ("backlog"): the drain
-// rate, which the creator's pace cannot bound. The pods are deleted before the next phase.
+// rate, which the creator's pace cannot bound. The pods are deleted before the next phase. A bare binder
+// (bare-binder.ts) that binds the same pods to precomputed nodes gives the ceiling of this API server and box.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -27,9 +29,6 @@ import {
   type BenchReport,
   ensureBenchNodes,
   ensureNamespace,
-  fmt,
-  markdownTable,
-  type ProcStats,
   procStats,
   REPO_ROOT,
   runWhenMain,
@@ -39,29 +38,18 @@ import {
 } from './lib.js';
 import {
   type BenchWorkload,
-  type Combined,
-  CPU,
   combine,
   deleteAllPods,
-  MEMORY,
+  type PhaseMode,
   type PhaseResult,
   runPhase,
   SCHED_NAMESPACE,
+  type SchedulerBenchOptions,
   type SchedulerProcess,
 } from './scheduler-phase.js';
+import { schedulerReport } from './scheduler-report.js';
 
-export interface SchedulerBenchOptions {
-  pods: number;
-  nodes: number;
-  /** Pod creates in flight at once, the same for every scheduler. */
-  concurrency: number;
-  /** Give up on a phase after this long (its figures are then marked incomplete). */
-  phaseTimeoutMs: number;
-  /** Phases per mode for the two QPS-500 schedulers, in alternating order (the stock one runs once). */
-  rounds: number;
-  /** The pods' shape (scheduler-phase.ts): mixed requests, required anti-affinity, or zone spread. */
-  workload?: BenchWorkload;
-}
+export type { SchedulerBenchOptions } from './scheduler-phase.js';
 
 export const SCHEDULER_DEFAULTS: SchedulerBenchOptions = {
   pods: 1000,
@@ -69,6 +57,19 @@ export const SCHEDULER_DEFAULTS: SchedulerBenchOptions = {
   concurrency: 16,
   phaseTimeoutMs: 180_000,
   rounds: 2,
+  stock: true,
+  ceiling: true,
+};
+
+/**
+ * Named sizes (`--profile`): the issue's 1,000-node / 5,000-pod and 5,000-node / 20,000-pod runs with the
+ * contract mix, and `quick` (`--quick`), 5,000 nodes with fewer pods, a few minutes on 2 cores.
+ */
+export const SCHEDULER_PROFILES: Record<string, Partial<SchedulerBenchOptions>> = {
+  default: {},
+  '1k': { nodes: 1000, pods: 5000, rounds: 1, workload: 'contract', phaseTimeoutMs: 400_000 },
+  '5k': { nodes: 5000, pods: 20_000, rounds: 1, workload: 'contract', stock: false, phaseTimeoutMs: 900_000 },
+  quick: { nodes: 5000, pods: 3000, rounds: 1, workload: 'contract', stock: false, phaseTimeoutMs: 300_000 },
 };
 
 const NODELOAD_SCHEDULER = 'nodeload-scheduler';
@@ -76,6 +77,8 @@ const NODELOAD_SCHEDULER = 'nodeload-scheduler';
 const GATEWAY_V8_FLAGS = ['--max-semi-space-size=64'];
 const KUBE_SCHEDULER_FAST = 'kube-scheduler-qps500';
 const MAIN_SCRIPT = path.join(REPO_ROOT, 'src', 'main.ts');
+const BARE_BINDER = 'bare-binder';
+const BARE_BINDER_SCRIPT = new URL('./bare-binder.ts', import.meta.url).pathname;
 
 // ---------------------------------------------------------------------------------------------------------
 // schedulers under test
@@ -238,8 +241,9 @@ export async function runSchedulerBench(
   options: Partial<SchedulerBenchOptions> = {},
 ): Promise<BenchReport> {
   const opts = { ...SCHEDULER_DEFAULTS, ...options };
-  const stock = cluster.state.components.find((c) => c.name === 'kube-scheduler');
-  if (!stock) throw new Error('the cluster runs no kube-scheduler (start it with scheduler: true)');
+  const stockComponent = cluster.state.components.find((c) => c.name === 'kube-scheduler');
+  if (opts.stock && !stockComponent)
+    throw new Error('the cluster runs no kube-scheduler (start it with scheduler: true)');
   const kc = await prepareCluster(cluster, opts);
 
   const children: ChildProcess[] = [];
@@ -248,228 +252,95 @@ export async function runSchedulerBench(
     if (fast.child) children.push(fast.child);
     const gateway = await startGateway(cluster);
     if (gateway.child) children.push(gateway.child);
+    const bare = opts.ceiling ? await startBareBinder(cluster, opts.nodes) : undefined;
+    if (bare?.child) children.push(bare.child);
     const alive = () => {
       for (const c of children)
-        if (c.exitCode !== null) throw new Error(`a scheduler exited (${c.spawnargs[0]})`);
+        if (c.exitCode !== null) throw new Error(`a scheduler exited (${c.spawnargs.join(' ')})`);
     };
-    const schedulers: SchedulerProcess[] = [
-      {
-        label: 'kube-scheduler, stock (client QPS 50 / burst 100)',
-        schedulerName: 'default-scheduler',
-        pid: stock.pid,
-        prefix: 'ks',
-      },
-      fast,
-      gateway,
-    ];
-    const idle = new Map(schedulers.map((s) => [s.pid, procStats(s.pid)]));
-    const [stockProcess] = schedulers as [SchedulerProcess];
-    // The stock scheduler, paced by its client limit, runs once; the two at QPS 500 run `rounds` times in
-    // alternating order, so neither always goes first on the cluster or right after the other.
+    const stock: SchedulerProcess | undefined =
+      opts.stock && stockComponent
+        ? {
+            label: 'kube-scheduler, stock (client QPS 50 / burst 100)',
+            schedulerName: 'default-scheduler',
+            pid: stockComponent.pid,
+            prefix: 'ks',
+          }
+        : undefined;
+    const all = [stock, fast, gateway, bare].filter((s): s is SchedulerProcess => s !== undefined);
+    const idle = new Map(all.map((s) => [s.pid, procStats(s.pid)]));
+    const phase = (s: SchedulerProcess, mode: PhaseMode) => runPhase(cluster, kc, s, mode, opts, alive);
+    // The stock scheduler, paced by its client limit, and the bare binder run once; the two at QPS 500 run
+    // `rounds` times in alternating order, so neither always goes first or right after the other.
     const pair = (round: number) => (round % 2 === 0 ? [fast, gateway] : [gateway, fast]);
-    const live = new Map<SchedulerProcess, PhaseResult[]>(schedulers.map((s) => [s, []]));
-    live.get(stockProcess)?.push(await runPhase(cluster, kc, stockProcess, 'live', opts, alive));
-    for (let round = 0; round < opts.rounds; round++)
-      for (const s of pair(round)) live.get(s)?.push(await runPhase(cluster, kc, s, 'live', opts, alive));
-    // The drain is measured for the two schedulers this bench started itself.
-    const backlog = new Map<SchedulerProcess, PhaseResult[]>([
-      [fast, []],
-      [gateway, []],
-    ]);
-    for (let round = 0; round < opts.rounds; round++)
-      for (const s of pair(round))
-        backlog.get(s)?.push(await runPhase(cluster, kc, s, 'backlog', opts, alive));
+    const rounds = async (mode: PhaseMode) => {
+      const byScheduler = new Map<SchedulerProcess, PhaseResult[]>([
+        [fast, []],
+        [gateway, []],
+      ]);
+      for (let round = 0; round < opts.rounds; round++)
+        for (const s of pair(round)) byScheduler.get(s)?.push(await phase(s, mode));
+      return {
+        fast: combine(byScheduler.get(fast) ?? []),
+        nodeload: combine(byScheduler.get(gateway) ?? []),
+        bare: bare ? combine([await phase(bare, mode)]) : undefined,
+      };
+    };
+    const stockLive = stock ? combine([await phase(stock, 'live')]) : undefined;
+    const live = { stock: stockLive, ...(await rounds('live')) };
+    const backlog = await rounds('backlog');
     const status = await fetch(`http://127.0.0.1:${gateway.httpPort}/scheduler/status`).then(
       (r) => r.json() as Promise<Record<string, unknown>>,
     );
-    return report(opts, [...live.values()].map(combine), [...backlog.values()].map(combine), idle, status);
+    return schedulerReport(opts, live, backlog, idle, status);
   } finally {
     for (const c of children.reverse()) await stopChild(c);
   }
 }
 
-const rate = (r: Combined) => r.bound / r.wallSeconds;
-const perCpu = (r: Combined) => r.bound / r.cpuSeconds;
-const label = (r: Combined, opts: SchedulerBenchOptions) =>
-  r.scheduler.label +
-  (r.rounds > 1 ? ` (${r.rounds} rounds)` : '') +
-  (r.complete ? '' : ` — **incomplete: ${r.bound}/${r.rounds * opts.pods} bound**`);
-
-function liveTable(opts: SchedulerBenchOptions, live: Combined[], idle: Map<number, ProcStats>): string {
-  const rows = live.map((r) => [
-    label(r, opts),
-    fmt.int(rate(r)),
-    fmt.ms(r.latencyMs.p50),
-    fmt.ms(r.latencyMs.p99),
-    `${r.createSeconds.toFixed(1)} / ${r.tailSeconds.toFixed(1)}`,
-    fmt.int(perCpu(r)),
-    `${fmt.mib(idle.get(r.scheduler.pid)?.rssBytes ?? Number.NaN)} / ${fmt.mib(r.rssBytes)} / ${fmt.mib(r.peakRssBytes)}`,
-    `${r.overcommitted.length}`,
-  ]);
-  const [stock, fast, nodeload] = live as [Combined, Combined, Combined];
-  const ratioRow = (anchor: Combined, name: string) => [
-    `**nodeload ÷ ${name}**`,
-    fmt.ratio(rate(nodeload) / rate(anchor)),
-    fmt.ratio(nodeload.latencyMs.p50 / anchor.latencyMs.p50),
-    fmt.ratio(nodeload.latencyMs.p99 / anchor.latencyMs.p99),
-    '',
-    fmt.ratio(perCpu(nodeload) / perCpu(anchor)),
-    fmt.ratio(nodeload.rssBytes / anchor.rssBytes),
-    '',
-  ];
-  return markdownTable(
-    [
-      'live: scheduler',
-      'pods/s (first create → last bound)',
-      'create→bound p50 ms',
-      'p99 ms',
-      'create s / tail s',
-      'pods per scheduler CPU-second',
-      'RSS MiB idle / after / peak',
-      'over-committed nodes',
-    ],
-    [...rows, ratioRow(stock, 'stock kube-scheduler'), ratioRow(fast, 'kube-scheduler QPS 500')],
-  );
-}
-
-function backlogTable(opts: SchedulerBenchOptions, backlog: Combined[]): string {
-  const rows = backlog.map((r) => [
-    label(r, opts),
-    fmt.int(rate(r)),
-    r.firstBoundSeconds.toFixed(2),
-    fmt.int(r.drainRate),
-    fmt.ms(r.latencyMs.p99),
-    fmt.int(perCpu(r)),
-    `${r.overcommitted.length}`,
-  ]);
-  const [fast, nodeload] = backlog as [Combined, Combined];
-  return markdownTable(
-    [
-      'backlog: scheduler',
-      'pods/s (resume → last bound)',
-      'resume → first bound s',
-      'pods/s (first → last bound)',
-      'resume→bound p99 ms',
-      'pods per scheduler CPU-second',
-      'over-committed nodes',
-    ],
-    [
-      ...rows,
-      [
-        '**nodeload ÷ kube-scheduler QPS 500**',
-        fmt.ratio(rate(nodeload) / rate(fast)),
-        fmt.ratio(nodeload.firstBoundSeconds / fast.firstBoundSeconds),
-        fmt.ratio(nodeload.drainRate / fast.drainRate),
-        fmt.ratio(nodeload.latencyMs.p99 / fast.latencyMs.p99),
-        fmt.ratio(perCpu(nodeload) / perCpu(fast)),
-        '',
-      ],
-    ],
-  );
-}
-
-function report(
-  opts: SchedulerBenchOptions,
-  live: Combined[],
-  backlog: Combined[],
-  idle: Map<number, ProcStats>,
-  gatewayStatus: Record<string, unknown>,
-): BenchReport {
-  const [stock, fast, nodeload] = live as [Combined, Combined, Combined];
-  const [fastDrain, nodeloadDrain] = backlog as [Combined, Combined];
-  const name = (r: Combined) =>
-    r.scheduler.prefix === 'nl' ? 'nodeload' : r.scheduler.prefix === 'ks' ? 'stock' : 'QPS 500';
-  const spread = [...live, ...backlog]
-    .map(
-      (r) =>
-        `${name(r)} ${r.mode}: ${r.nodesUsed} nodes used, ≤ ${r.maxPodsOnNode} pods and ` +
-        `≤ ${r.maxCpuPercent.toFixed(0)} % CPU requested per node`,
-    )
-    .join('; ');
-  const overcommitted = [...live, ...backlog].flatMap((r) => r.overcommitted.map((o) => `${name(r)}: ${o}`));
+/** The ceiling: bare-binder.ts in a process of its own, its watch open. */
+async function startBareBinder(cluster: BenchCluster, nodes: number): Promise<SchedulerProcess> {
+  const { state } = cluster;
+  const logFile = path.join(cluster.workDir, 'bare-binder.log');
+  const child = spawnTs(BARE_BINDER_SCRIPT, [], {
+    logFile,
+    stdout: 'pipe',
+    env: {
+      BENCH_APISERVER: state.apiserverUrl,
+      BENCH_CA: state.pki.caCert,
+      BENCH_CERT: state.pki.adminCert,
+      BENCH_KEY: state.pki.adminKey,
+      BENCH_NAMESPACE: SCHED_NAMESPACE,
+      BENCH_NODES: String(nodes),
+      BENCH_SCHEDULER_NAME: BARE_BINDER,
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`bare binder not ready (see ${logFile})`)), 30_000);
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      if (d.includes('"ready":true')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`bare binder exited with ${code} (see ${logFile})`)));
+  });
+  if (!child.pid) throw new Error('bare binder has no pid');
   return {
-    title: 'Scheduler: nodeload vs kube-scheduler',
-    setup:
-      `${fmt.int(opts.pods)} pods per phase on ${opts.nodes} KWOK nodes (8 CPU / 32 GiB / 110 pods each), ` +
-      `created by one keep-alive HTTPS client with ${opts.concurrency} creates in flight; requests cycle through ` +
-      `${CPU.join('/')} CPU and ${MEMORY.join('/')} memory (~78 % of the cluster's CPU). Same API server, ` +
-      'same nodes, phases one after another (pods deleted in between); every scheduler watches throughout. ' +
-      `The two QPS-500 schedulers run ${opts.rounds} rounds per mode in alternating order, the stock one a single ` +
-      'live round; figures pool the rounds (latency percentiles over all their pods). ' +
-      '**Live**: the scheduler runs while the pods are created. **Backlog**: the scheduler process is ' +
-      'stopped (SIGSTOP) while all pods are created and resumed (SIGCONT) once they exist: its drain rate.',
-    table: `${liveTable(opts, live, idle)}\n\n${backlogTable(opts, backlog)}`,
-    ratios: [
-      {
-        metric: 'scheduler pods/s, live',
-        value: rate(nodeload) / rate(stock),
-        anchor: 'stock kube-scheduler',
-      },
-      {
-        metric: 'scheduler pods/s, live',
-        value: rate(nodeload) / rate(fast),
-        anchor: 'kube-scheduler QPS 500',
-      },
-      {
-        metric: 'scheduler pods/s, backlog drain',
-        value: rate(nodeloadDrain) / rate(fastDrain),
-        anchor: 'kube-scheduler QPS 500',
-      },
-      {
-        metric: 'scheduler pods/s first → last bound, backlog',
-        value: nodeloadDrain.drainRate / fastDrain.drainRate,
-        anchor: 'kube-scheduler QPS 500',
-      },
-      {
-        metric: 'scheduler p99 create→bound, live',
-        value: nodeload.latencyMs.p99 / fast.latencyMs.p99,
-        anchor: 'kube-scheduler QPS 500',
-        note: 'lower is better',
-      },
-      {
-        metric: 'scheduler pods per CPU-second, live',
-        value: perCpu(nodeload) / perCpu(fast),
-        anchor: 'kube-scheduler QPS 500',
-      },
-      {
-        metric: 'scheduler pods per CPU-second, backlog',
-        value: perCpu(nodeloadDrain) / perCpu(fastDrain),
-        anchor: 'kube-scheduler QPS 500',
-      },
-      {
-        metric: 'scheduler RSS after its live phase',
-        value: nodeload.rssBytes / stock.rssBytes,
-        anchor: 'stock kube-scheduler',
-        note: 'lower is better',
-      },
-    ],
-    notes: [
-      '"create s / tail s": seconds from the first create call until the last create was answered, then ' +
-        'until the last pod was bound. A tail near zero means the scheduler kept up with the creator, whose ' +
-        'pace then bounds pods/s; on 2 cores a scheduler that burns more CPU also slows the API server and so ' +
-        'the creator (compare the create seconds).',
-      'Backlog: "resume → first bound" is how soon the first binding shows after SIGCONT; "first → last ' +
-        'bound" is the drain rate once binding runs; resume→bound percentiles are dominated by the queue ' +
-        'length (1 000 pods waiting at once).',
-      `Over-commit check after each phase: per node, pods ≤ allocatable pods and the sum of CPU and memory ` +
-        `requests ≤ allocatable — ${overcommitted.length ? `**violated**: ${overcommitted.join('; ')}` : 'held on every node in every phase'}. ` +
-        `Placement: ${spread}.`,
-      'Target set for nodeload (team performance notes): ≥ 150 pods/s sustained; kube-scheduler CI thresholds ' +
-        'are 680–810 pods/s with in-process fake nodes and client QPS 5000, e2e clusters gate at 90–400 pods/s.',
-      `nodeload's own counters after its phases: bound ${String(gatewayStatus['bound'])}, failed ` +
-        `${String(gatewayStatus['failed'])}, conflicts ${String(gatewayStatus['conflicts'])}, unschedulable ` +
-        `${String(gatewayStatus['unschedulable'])}.`,
-      'The gateway is `src/main.ts` with every component (operator, scheduler, webhook, aggregated API, ' +
-        `GraphQL) and its cache of ${opts.nodes} nodes and all pods, run under tsx, logging at info to a file; ` +
-        'kube-scheduler is a Go binary with its own informers.',
-    ],
+    label: 'bare binder (no decisions: precomputed nodes, QPS 500 / burst 1000) — the ceiling',
+    schedulerName: BARE_BINDER,
+    pid: child.pid,
+    child,
+    prefix: 'bb',
   };
 }
 
-/** --pods, --nodes, --concurrency, --rounds, --workload from the command line (this bench's and extender's). */
+/** --profile/--quick, then --pods, --nodes, --concurrency, --rounds, --workload (this bench's and extender's). */
 export function schedulerBenchArgs(): Partial<SchedulerBenchOptions> {
   const { values } = parseArgs({
     options: {
+      profile: { type: 'string' },
+      quick: { type: 'boolean' },
       pods: { type: 'string' },
       nodes: { type: 'string' },
       concurrency: { type: 'string' },
@@ -477,7 +348,10 @@ export function schedulerBenchArgs(): Partial<SchedulerBenchOptions> {
       workload: { type: 'string' },
     },
   });
-  const opts: Partial<SchedulerBenchOptions> = {};
+  const profile = values.quick ? 'quick' : (values.profile ?? 'default');
+  const preset = SCHEDULER_PROFILES[profile];
+  if (!preset) throw new Error(`--profile ${profile}: one of ${Object.keys(SCHEDULER_PROFILES).join(', ')}`);
+  const opts: Partial<SchedulerBenchOptions> = { ...preset };
   if (values.pods) opts.pods = Number(values.pods);
   if (values.nodes) opts.nodes = Number(values.nodes);
   if (values.concurrency) opts.concurrency = Number(values.concurrency);
