@@ -1,6 +1,6 @@
 /**
  * Registers the aggregated API of a gateway running on this machine (local control plane, tests,
- * demo): renders manifests/aggregated/local.yaml for a port and CA — an ExternalName Service
+ * demo): renders manifests/overlays/local/apiservice.yaml for a port and CA — an ExternalName Service
  * kube-system/nodeload-api → localhost and the APIService v1alpha1.nodeload.example.com — and
  * creates or replaces both. The APIService is cluster-wide: only one gateway can back it at a time.
  * In-cluster deployments use manifests/base/apiservice.yaml (kustomize base, Helm chart) instead.
@@ -32,7 +32,7 @@ export interface LocalApiService {
 }
 
 export function renderLocalApiService(opts: LocalApiServiceOptions): LocalApiService {
-  const path = opts.templatePath ?? manifestPath('aggregated/local.yaml');
+  const path = opts.templatePath ?? manifestPath('overlays/local/apiservice.yaml');
   const docs = renderTemplate(path, opts, 'aggregated API') as (V1Service | V1APIService)[];
   const service = docs.find((d) => d.kind === 'Service') as V1Service | undefined;
   const apiService = docs.find((d) => d.kind === 'APIService') as V1APIService | undefined;

@@ -48,9 +48,14 @@ export function parseObjects(yaml: string): KubeObject[] {
   return (loadAll(yaml) as (KubeObject | null)[]).filter((o): o is KubeObject => Boolean(o?.kind));
 }
 
+/** `kubectl kustomize manifests/<dir>`: the YAML stream the directory renders to. */
+export function kustomizeText(kubectl: string, dir: string): Promise<string> {
+  return run(kubectl, ['kustomize', manifestPath(dir)]);
+}
+
 /** `kubectl kustomize manifests/<dir>`: the objects the directory renders to. */
 export async function kustomize(kubectl: string, dir: string): Promise<KubeObject[]> {
-  return parseObjects(await run(kubectl, ['kustomize', manifestPath(dir)]));
+  return parseObjects(await kustomizeText(kubectl, dir));
 }
 
 /** The chart's directory. */

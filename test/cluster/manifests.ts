@@ -20,10 +20,15 @@ export interface LocalEndpoint {
 }
 
 /**
- * The documents of a template with `${PORT}` and `${CA_BUNDLE}` filled in. Comment lines may mention
- * placeholders; only the documents' values are substituted, and any other placeholder is an error.
+ * YAML text with `${PORT}` and `${CA_BUNDLE}` filled in (manifests/overlays/local); any other
+ * placeholder is an error naming `source`.
  */
-export function renderTemplate(path: string, endpoint: LocalEndpoint, what: string): unknown[] {
+export function fillPlaceholders(
+  text: string,
+  endpoint: LocalEndpoint,
+  what: string,
+  source: string,
+): string {
   if (!Number.isInteger(endpoint.port) || endpoint.port <= 0 || endpoint.port > 65535) {
     throw new Error(`invalid ${what} port ${endpoint.port}`);
   }
@@ -31,16 +36,23 @@ export function renderTemplate(path: string, endpoint: LocalEndpoint, what: stri
     PORT: String(endpoint.port),
     CA_BUNDLE: Buffer.from(endpoint.caPem).toString('base64'),
   };
-  const text = readFileSync(path, 'utf8')
+  return text.replace(/\$\{([A-Z_]+)\}/g, (whole, name: string) => {
+    const v = values[name];
+    if (v === undefined) throw new Error(`${source}: unknown placeholder ${whole}`);
+    return v;
+  });
+}
+
+/**
+ * The documents of a template file with its placeholders filled in (fillPlaceholders). Comment lines may
+ * mention placeholders; only the documents' values are substituted.
+ */
+export function renderTemplate(path: string, endpoint: LocalEndpoint, what: string): unknown[] {
+  const values = readFileSync(path, 'utf8')
     .split('\n')
     .filter((line) => !line.trimStart().startsWith('#'))
-    .join('\n')
-    .replace(/\$\{([A-Z_]+)\}/g, (whole, name: string) => {
-      const v = values[name];
-      if (v === undefined) throw new Error(`${path}: unknown placeholder ${whole}`);
-      return v;
-    });
-  return loadAllYaml(text).filter(Boolean);
+    .join('\n');
+  return loadAllYaml(fillPlaceholders(values, endpoint, what, path)).filter(Boolean);
 }
 
 export function isNotFound(err: unknown): boolean {

@@ -1,6 +1,6 @@
 /**
  * Registers the webhooks of a gateway running on this machine (local control plane, tests, demo):
- * renders manifests/webhook/local.yaml for a port and CA, then creates or replaces the two
+ * renders manifests/overlays/local/webhooks.yaml for a port and CA, then creates or replaces the two
  * configurations. In-cluster deployments use manifests/base/webhooks.yaml instead.
  */
 import {
@@ -52,10 +52,11 @@ function narrowed(base: V1LabelSelector | undefined, extra: V1LabelSelector): V1
 }
 
 export function renderLocalWebhooks(opts: LocalWebhookOptions): LocalWebhooks {
-  const docs = renderTemplate(opts.templatePath ?? manifestPath('webhook/local.yaml'), opts, 'webhook') as (
-    | V1MutatingWebhookConfiguration
-    | V1ValidatingWebhookConfiguration
-  )[];
+  const docs = renderTemplate(
+    opts.templatePath ?? manifestPath('overlays/local/webhooks.yaml'),
+    opts,
+    'webhook',
+  ) as (V1MutatingWebhookConfiguration | V1ValidatingWebhookConfiguration)[];
   const mutating = docs.find(
     (d) => d.kind === 'MutatingWebhookConfiguration',
   ) as V1MutatingWebhookConfiguration;

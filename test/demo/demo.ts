@@ -1,7 +1,8 @@
 /**
  * `npm run demo`: a local cluster, the gateway as its own process wired in as webhook and aggregated
- * API, simulated nodes with background load, example rules (the original design's among them) and a
- * workload that keeps changing, so the dashboard moves. Ctrl-C stops everything it started.
+ * API (manifests/overlays/local, applied with its loopback port and CA), simulated nodes with background
+ * load, example rules (the original design's among them) and a workload that keeps changing, so the
+ * dashboard moves. Ctrl-C stops everything it started.
  *
  * Port 8080 runs authenticated, as in a cluster: the demo creates a ServiceAccount bound to the read-only
  * ClusterRole nodeload ships for it (nodeload:viewer, manifests/viewer), gets it a token with TokenRequest
@@ -16,12 +17,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { load } from 'js-yaml';
-import { registerLocalApiService, waitForApiServiceAvailable } from '../cluster/apiservice.js';
+import { waitForApiServiceAvailable } from '../cluster/apiservice.js';
 import { freePorts, probe, startCluster, stopCluster } from '../cluster/controlplane.js';
 import { localExtenderSchedulerConfig } from '../cluster/extender.js';
+import { applyLocalOverlay } from '../cluster/local-overlay.js';
 import { createFakeNodes, type FakeNodeSpec } from '../cluster/nodes.js';
 import { createViewer } from '../cluster/viewer.js';
-import { applyLocalWebhooks } from '../cluster/webhooks.js';
 import { startFakeMetricsServer } from '../fixtures/metrics-server.js';
 import { usageLoop, workloadLoop } from './workload.js';
 
@@ -174,9 +175,10 @@ async function main(): Promise<void> {
   }
 
   const caPem = readFileSync(cluster.pki.caCert, 'utf8');
-  say('registering the admission webhooks and the aggregated API');
-  await applyLocalWebhooks(kc, { port: httpsPort, caPem });
-  await registerLocalApiService(kc, { port: httpsPort, caPem });
+  // What a developer applies for a gateway on their machine: the CRD, the read-only roles, the webhooks
+  // and the aggregated API, pointed at this gateway's loopback port.
+  say('applying manifests/overlays/local (webhooks and aggregated API on the loopback, read-only roles)');
+  await applyLocalOverlay(cluster.kubectl, cluster.kubeconfig, { port: httpsPort, caPem });
   await waitForApiServiceAvailable(kc, { timeoutMs: 60_000 });
 
   const core = kc.makeApiClient(CoreV1Api);

@@ -12,7 +12,6 @@ import { X509Certificate } from 'node:crypto';
 import tls from 'node:tls';
 import { AdmissionregistrationV1Api, ApiregistrationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForApiServiceAvailable } from '../cluster/apiservice.js';
 import { freePorts } from '../cluster/controlplane.js';
 import {
   flagValue,
@@ -24,20 +23,12 @@ import {
 } from '../cluster/deploy.js';
 import { createFakeNodes, waitForNodesReady } from '../cluster/nodes.js';
 import { type FakeMetricsServer, startFakeMetricsServer } from '../fixtures/metrics-server.js';
-import {
-  coreApi,
-  kubeConfig,
-  kubectl,
-  provided,
-  uniqueName,
-  usePrivateCluster,
-  waitFor,
-  withNamespace,
-} from './context.js';
+import { coreApi, kubeConfig, kubectl, provided, uniqueName, usePrivateCluster, waitFor } from './context.js';
 import {
   applyObjects,
-  createRuleUntilStatus,
   type DeployedGateway,
+  expectNodeLoadsServed,
+  expectSteeredPod,
   permissionErrors,
   serviceAccountKubeconfig,
   startDeployedGateway,
@@ -158,31 +149,9 @@ describe('overlays/self-signed in a cluster', () => {
     ).toBe(caBundle);
 
     // The aggregator proxies to the gateway, verifying it with that caBundle.
-    expect(leader.child.exitCode, leader.output().slice(-4000)).toBeNull();
-    await waitForApiServiceAvailable(kubeConfig(), { timeoutMs: 60_000 }).catch((err: Error) => {
-      throw new Error(`${err.message}\n--- gateway log (end) ---\n${leader.output().slice(-4000)}`);
-    });
-    const listed = await waitFor('kubectl get nodeloads lists the node', async () => {
-      const out = await kubectl(['get', 'nodeloads', '-o', 'name']);
-      return out.includes(node) ? out : undefined;
-    });
-    expect(listed).toContain(`nodeload.nodeload.example.com/${node}`);
-
+    await expectNodeLoadsServed(leader, node);
     // The API server calls the mutating webhook (TLS verified by the caBundle): a covered pod is steered.
-    const work = await withNamespace('nl-ss-work');
-    await createRuleUntilStatus(work, 'steer', { allowedNodes: [node] }, node);
-    const pod = await coreApi().createNamespacedPod({
-      namespace: work,
-      body: {
-        metadata: { name: 'steered' },
-        spec: {
-          containers: [
-            { name: 'app', image: 'registry.invalid/app:1', resources: { requests: { cpu: '100m' } } },
-          ],
-        },
-      },
-    });
-    expect(pod.spec?.schedulerName).toBe('nodeload-scheduler');
+    const work = await expectSteeredPod('nl-ss-work', node);
     await waitFor('the steered pod bound by the leader', async () => {
       const p = await coreApi().readNamespacedPod({ namespace: work, name: 'steered' });
       return p.spec?.nodeName === node;

@@ -11,11 +11,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { dump } from 'js-yaml';
-import { afterAll } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
+import { waitForApiServiceAvailable } from '../cluster/apiservice.js';
 import { freePorts } from '../cluster/controlplane.js';
 import { type GatewayContainer, type KubeObject, withFlag } from '../cluster/deploy.js';
-import { kubeConfig, provided, waitFor } from './context.js';
+import { coreApi, kubeConfig, kubectl, provided, waitFor, withNamespace } from './context.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -202,6 +203,44 @@ export function permissionErrors(log: string): string[] {
     });
 }
 
+/**
+ * The aggregator proxies to the gateway (its APIService Available, through whatever Service and caBundle
+ * the test registered) and `kubectl get nodeloads` lists `node`; a failure carries the gateway's log.
+ */
+export async function expectNodeLoadsServed(gw: DeployedGateway, node: string): Promise<void> {
+  expect(gw.child.exitCode, gw.output().slice(-4000)).toBeNull();
+  await waitForApiServiceAvailable(kubeConfig(), { timeoutMs: 60_000 }).catch((err: Error) => {
+    throw new Error(`${err.message}\n--- gateway log (end) ---\n${gw.output().slice(-4000)}`);
+  });
+  const listed = await waitFor('kubectl get nodeloads lists the node', async () => {
+    const out = await kubectl(['get', 'nodeloads', '-o', 'name']);
+    return out.includes(node) ? out : undefined;
+  });
+  expect(listed).toContain(`nodeload.nodeload.example.com/${node}`);
+}
+
+/**
+ * The API server calls the mutating webhook: in a new namespace with a rule allowing `node` (its status
+ * written by the leader), a pod that names no scheduler is created steered to nodeload-scheduler.
+ * Returns the namespace; the pod is `steered`.
+ */
+export async function expectSteeredPod(prefix: string, node: string): Promise<string> {
+  const work = await withNamespace(prefix);
+  await createRuleUntilStatus(work, 'steer', { allowedNodes: [node] }, node);
+  const pod = await coreApi().createNamespacedPod({
+    namespace: work,
+    body: {
+      metadata: { name: 'steered' },
+      spec: {
+        containers: [
+          { name: 'app', image: 'registry.invalid/app:1', resources: { requests: { cpu: '100m' } } },
+        ],
+      },
+    },
+  });
+  expect(pod.spec?.schedulerName).toBe('nodeload-scheduler');
+  return work;
+}
 /**
  * Creates a NodeLoadRule as the admin and waits until the leading gateway's operator has written its
  * status with `node` eligible: the operator's write (nodeloadrules/status) went through.
