@@ -114,10 +114,10 @@ function sendJson(res: Response, body: unknown, status = 200): void {
   sendJsonText(res, JSON.stringify(body), status);
 }
 
-/** Already serialised JSON (wire.ts); a Buffer, so express appends no charset. */
-function sendJsonText(res: Response, text: string, status = 200): void {
+/** Already serialised JSON (wire.ts) as a Buffer, so express appends no charset. */
+function sendJsonText(res: Response, text: string | Buffer, status = 200): void {
   res.status(status).setHeader('Content-Type', 'application/json');
-  res.send(Buffer.from(text));
+  res.send(typeof text === 'string' ? Buffer.from(text) : text);
 }
 
 export interface KubeRoutesOptions {
