@@ -46,7 +46,11 @@ export const ConfigSchema = z
       .number()
       .optional()
       .describe('Leader renewals and follower attempts happen this often; default ⅓ of the lease duration'),
-    installCrd: bool.default(true).describe('Create or update the NodeLoadRule CRD at start'),
+    installCrd: bool
+      .default(true)
+      .describe(
+        'Create or update the NodeLoadRule CRD at start; false (the Deployment): only wait until it is installed and Established',
+      ),
     certRotation: z
       .enum(['none', 'self-signed'])
       .default('none')
