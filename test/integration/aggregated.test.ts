@@ -351,6 +351,43 @@ describe('aggregated API nodeload.example.com/v1alpha1', () => {
     );
   });
 
+  it('replays to a watch from a list resourceVersion a change made while no watch was open', async () => {
+    // The store builds objects only when read and follows load events only while a watch is open: the
+    // change below is first seen when the watch opens, and must still come as an event after the list.
+    const before = await rawList();
+    const listRv = Number(before.metadata.resourceVersion);
+    const podsBefore = before.items.find((o) => o.metadata.name === nodeB)?.status.pods ?? -1;
+    await bindPod('unwatched', nodeB, { cpu: '500m', memory: '256Mi' });
+    await waitFor(
+      'the tracker to count the pod',
+      () => gateway.loads.loadOf(nodeB)?.podCount === podsBefore + 1,
+    );
+
+    const selector = encodeURIComponent(`${RUN_LABEL}=${run}`);
+    const stream = await k([
+      'get',
+      '--raw',
+      `${NL}?watch=1&resourceVersion=${listRv}&timeoutSeconds=2&labelSelector=${selector}`,
+    ]);
+    const events = stream
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; object: NodeLoadObject });
+    const forB = events.filter((e) => e.object.metadata.name === nodeB);
+    expect(forB.map((e) => e.type)).toEqual(['MODIFIED']);
+    expect(forB[0]?.object.status.pods).toBe(podsBefore + 1);
+    expect(Number(forB[0]?.object.metadata.resourceVersion)).toBeGreaterThan(listRv);
+    // nodeA did not change: no event for it (its heartbeats and pod status updates leave the figures alone).
+    expect(events.filter((e) => e.object.metadata.name === nodeA)).toEqual([]);
+    const after = await rawList();
+    expect(Number(after.metadata.resourceVersion)).toBeGreaterThanOrEqual(
+      Number(forB[0]?.object.metadata.resourceVersion),
+    );
+    expect(after.items.find((o) => o.metadata.name === nodeB)?.metadata.resourceVersion).toBe(
+      forB[0]?.object.metadata.resourceVersion,
+    );
+  });
+
   it('lists the NodeLoadRules a node is eligible for', async () => {
     const rules = kubeConfig().makeApiClient(CustomObjectsApi);
     await rules.createNamespacedCustomObject({
