@@ -73,6 +73,8 @@ export function httpsWatchFn(kubeConfig: KubeConfig, opts: HttpsWatchOptions = {
     options.headers = { ...options.headers, accept: 'application/json' };
 
     let finished = false;
+    /** Set by an abort, a timeout or a bad line: no event is delivered after it, even from the same chunk. */
+    let stopping = false;
     let timer: NodeJS.Timeout | undefined;
     const finish = (err: unknown) => {
       if (finished) return;
@@ -83,11 +85,17 @@ export function httpsWatchFn(kubeConfig: KubeConfig, opts: HttpsWatchOptions = {
     };
     const fail = (err: unknown) => {
       if (finished) return;
-      // Destroying with the error makes the request emit it; finish() runs from that handler.
-      request.destroy(err instanceof Error ? err : new Error(String(err)));
+      stopping = true;
+      // Destroying with the error makes the request emit it; finish() runs from that handler. A request
+      // already destroyed (its response complete) emits nothing more.
+      if (request.destroyed) process.nextTick(finish, err);
+      else request.destroy(err instanceof Error ? err : new Error(String(err)));
     };
     const armTimer = () => {
-      clearTimeout(timer);
+      if (timer) {
+        timer.refresh();
+        return;
+      }
       timer = setTimeout(
         () => fail(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
         inactivityMs,
@@ -103,11 +111,14 @@ export function httpsWatchFn(kubeConfig: KubeConfig, opts: HttpsWatchOptions = {
         return;
       }
       armTimer();
-      const decoder = new WatchLineDecoder((event) => onEvent(event.type, event.object, event), {
-        withoutManagedFields: opts.withoutManagedFields ?? false,
-      });
+      const decoder = new WatchLineDecoder(
+        (event) => {
+          if (!stopping) onEvent(event.type, event.object, event);
+        },
+        { withoutManagedFields: opts.withoutManagedFields ?? false },
+      );
       response.on('data', (chunk: Buffer) => {
-        if (finished) return;
+        if (finished || stopping) return;
         armTimer();
         try {
           decoder.write(chunk);
@@ -116,6 +127,7 @@ export function httpsWatchFn(kubeConfig: KubeConfig, opts: HttpsWatchOptions = {
         }
       });
       response.on('end', () => {
+        if (stopping) return;
         try {
           decoder.end();
         } catch (err) {

@@ -262,6 +262,35 @@ describe('httpsWatchFn on the shared cluster', () => {
     expect(informer.stats.lastError).toMatch(/Forbidden/);
   });
 
+  it('delivers nothing after an abort made from inside an event callback', async () => {
+    const kc = kubeConfig();
+    const core = kc.makeApiClient(CoreV1Api);
+    const namespace = await withNamespace('it-watch-stop');
+    for (const name of ['a', 'b', 'c']) await core.createNamespacedPod({ namespace, body: podBody(name) });
+    // Without a resourceVersion the server starts with an ADDED per existing pod, written back to back.
+    const names: unknown[] = [];
+    const dones: unknown[] = [];
+    let request: { abort(): void } | undefined;
+    await new Promise<void>((resolve) => {
+      void httpsWatchFn(kc)(
+        `/api/v1/namespaces/${namespace}/pods`,
+        {},
+        (_type, obj) => {
+          names.push((obj as KubeObject).metadata?.name);
+          request?.abort();
+        },
+        (err) => {
+          dones.push(err);
+          resolve();
+        },
+      ).then((r) => {
+        request = r;
+      });
+    });
+    expect(names).toHaveLength(1);
+    expect(dones).toEqual([expect.objectContaining({ name: 'AbortError' })]);
+  });
+
   it('ends once each: null at the server timeout, AbortError on abort, TimeoutError when silent', async () => {
     const kc = kubeConfig();
     const namespace = await withNamespace('it-watch-end');
