@@ -40,6 +40,8 @@ export interface GatewayContext extends ComponentContext {
   leader: LeaderElector;
   /** The user-facing port's authentication (TokenReview) and authorization (SubjectAccessReview). */
   userAuth: UserPortAuth;
+  /** Admits the user-facing port's work a turn at a time, so it cannot starve the kube-facing port. */
+  userGate: UserPortGate;
 }
 
 export type { GatewayComponent };
@@ -126,7 +128,13 @@ export async function startGateway(
       '--anonymous-user-port: requests without a token are served unrestricted (loopback only)',
     );
   }
-  const ctx: GatewayContext = { config, log, kubeConfig, registry, cache, loads, leader, userAuth };
+  const userGate = new UserPortGate({
+    concurrency: config.userPortConcurrency,
+    maxQueued: config.userPortMaxQueued,
+    maxWaitMs: config.userPortMaxWaitSeconds * 1000,
+    registry,
+  });
+  const ctx: GatewayContext = { config, log, kubeConfig, registry, cache, loads, leader, userAuth, userGate };
 
   const components: GatewayComponent[] = [];
   for (const f of factories) components.push(await f(ctx));
@@ -154,12 +162,7 @@ export async function startGateway(
     auth: userAuth,
     corsAllowedOrigins: config.corsAllowedOrigins,
     bodyLimitBytes: config.userBodyLimitBytes,
-    gate: new UserPortGate({
-      concurrency: config.userPortConcurrency,
-      maxQueued: config.userPortMaxQueued,
-      maxWaitMs: config.userPortMaxWaitSeconds * 1000,
-      registry,
-    }),
+    gate: userGate,
     readiness: () => {
       if (!cache.isReady())
         return { ready: false, reason: 'waiting for the initial sync with the API server' };

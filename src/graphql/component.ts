@@ -11,6 +11,7 @@ import type { ComponentContext, GatewayComponent } from '../server/component.js'
 import { componentLogger } from '../server/log.js';
 import { StreamTokenRevalidator } from '../server/stream-revalidation.js';
 import type { UserPortAuth } from '../server/user-auth.js';
+import type { UserPortGate } from '../server/user-port-gate.js';
 import type { GraphQLSources } from './context.js';
 import { DataVersion } from './response-cache.js';
 import { createGraphQLServer, type GraphQLServer } from './server.js';
@@ -52,6 +53,8 @@ export interface GraphQLContext extends Pick<ComponentContext, 'log'> {
   loads: LoadView;
   /** The user port's gate: WebSocket connections authenticate through it. */
   userAuth: UserPortAuth;
+  /** Takes turns for the user port's work (user-port-gate.ts); WebSocket queries take theirs from it. */
+  userGate?: UserPortGate;
 }
 
 export function graphqlComponent(ctx: GraphQLContext, deps: GraphQLComponentDeps): GraphQLComponent {
@@ -107,6 +110,7 @@ export function graphqlComponent(ctx: GraphQLContext, deps: GraphQLComponentDeps
       maxPayloadBytes: config.userBodyLimitBytes,
       maxSubscriptionsPerConnection: config.maxSubscriptionsPerConnection,
       streamWatch,
+      ...(ctx.userGate ? { gate: ctx.userGate } : {}),
     });
   };
   return {

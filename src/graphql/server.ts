@@ -27,6 +27,7 @@ import { NO_TOKEN_MESSAGE } from '../server/authn.js';
 import { originAllowed } from '../server/cors.js';
 import type { Logger } from '../server/log.js';
 import { accessOf, type UserPortAuth } from '../server/user-auth.js';
+import { GateBusyError, type UserPortGate } from '../server/user-port-gate.js';
 import { authorizationExtension, reportingUnavailable } from './authorize.js';
 import type { GraphQLContext, GraphQLSources } from './context.js';
 import { DEFAULT_MAX_COST, useCostLimit } from './cost-limit.js';
@@ -108,6 +109,8 @@ export interface WebSocketOptions {
   maxSubscriptionsPerConnection?: number;
   /** Closes a connection (4401) once its token stops authenticating; absent: never re-checked. */
   streamWatch?: StreamWatch;
+  /** The user port's gate (src/server/user-port-gate.ts): queries and mutations take their turn as HTTP ones do. */
+  gate?: Pick<UserPortGate, 'acquire'>;
 }
 
 /**
@@ -306,6 +309,31 @@ export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
  * token stops authenticating; every operation is built with yoga.getEnveloped, so parse/validate/execute
  * run the same plugins (armor, cost, masking, logging, authorization) as HTTP requests.
  */
+/**
+ * A query or mutation over the socket runs when the gate gives it a turn, so a WebSocket flood cannot do
+ * what an HTTP one cannot; refused, the operation gets SERVICE_UNAVAILABLE and the socket stays open.
+ * Subscriptions are not gated: their start is cheap and their events are pushed, not asked for.
+ */
+async function gatedExecute(gate: WebSocketOptions['gate'], run: () => unknown): Promise<unknown> {
+  if (!gate) return run();
+  let release: () => void;
+  try {
+    release = await gate.acquire();
+  } catch (err) {
+    if (!(err instanceof GateBusyError)) throw err;
+    return {
+      errors: [
+        createGraphQLError(err.message, { extensions: { code: 'SERVICE_UNAVAILABLE', reason: err.reason } }),
+      ],
+    };
+  }
+  try {
+    return await run();
+  } finally {
+    release();
+  }
+}
+
 export function attachWebSocket(
   yoga: GraphQLYoga,
   server: http.Server,
@@ -342,7 +370,8 @@ export function attachWebSocket(
 
   const disposable = useServer<Record<string, unknown> | undefined>(
     {
-      execute: (args) => (args.rootValue as EnvelopedRoot).execute(args) as never,
+      execute: (args) =>
+        gatedExecute(opts.gate, () => (args.rootValue as EnvelopedRoot).execute(args)) as never,
       subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args) as never,
       onConnect: async (ctx) => {
         const authorization = connectionAuthorization(ctx.connectionParams, ctx.extra.request);

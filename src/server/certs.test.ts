@@ -17,7 +17,8 @@ const days = (n: number) => new Date(T0.getTime() + n * 86_400_000);
 // One bootstrap shared by the cases (RSA keys take a moment to make).
 const first = rotate(undefined, planRotation(undefined, NAMES, T0), NAMES, T0) as CertSecretData;
 
-describe('self-signed certificates', () => {
+// Each rotation generates RSA-2048 keys, whose prime search takes seconds now and then on a loaded 2-core box.
+describe('self-signed certificates', { timeout: 30_000 }, () => {
   it('bootstraps a CA and a serving certificate it signed, for the Service names and IPs', () => {
     expect(planRotation(undefined, NAMES, T0)).toEqual({ action: 'new-ca', reason: 'no CA yet' });
     const ca = new X509Certificate(first['ca.crt']);

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { UserPortGate, type UserPortGateOptions } from './user-port-gate.js';
+import { GateBusyError, UserPortGate, type UserPortGateOptions } from './user-port-gate.js';
 
 /** Just what the gate and on-headers touch of a request and a response. */
 class FakeRes extends EventEmitter {
@@ -173,6 +173,25 @@ describe('UserPortGate', () => {
     });
     const metrics = await h.registry.getSingleMetricAsString('nodeload_user_port_rejected_requests_total');
     expect(metrics).toContain(`reason="${reason}"} 1`);
+  });
+
+  it('acquire(): the same turns for work that is not an HTTP request (graphql-ws queries)', async () => {
+    const h = harness({ maxQueued: 1 });
+    const request = h.send();
+    let second: (() => void) | undefined;
+    const pending = h.gate.acquire().then((release) => {
+      second = release;
+    });
+    await expect(h.gate.acquire()).rejects.toBeInstanceOf(GateBusyError);
+    answer(request.res);
+    await Promise.resolve();
+    expect(second).toBeUndefined();
+    h.turn();
+    await pending;
+    expect(h.gate.inFlight).toBe(1);
+    second?.();
+    second?.(); // once only
+    expect(h.gate.inFlight).toBe(0);
   });
 
   it('is off with concurrency 0', () => {

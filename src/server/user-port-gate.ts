@@ -51,6 +51,17 @@ interface Waiter {
 
 type RefusalReason = 'queue_full' | 'wait_timeout';
 
+/** acquire()'s refusal: the gate is full or the turn came too late. */
+export class GateBusyError extends Error {
+  constructor(
+    readonly reason: RefusalReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'GateBusyError';
+  }
+}
+
 interface GateMetrics {
   inFlight: Gauge;
   queued: Gauge;
@@ -118,37 +129,70 @@ export class UserPortGate {
         next();
         return;
       }
-      this.enter(res, next);
+      this.enterRequest(res, next);
     };
   }
 
-  private enter(res: ServerResponse, next: () => void): void {
-    const start = () => this.admit(res, next);
+  /**
+   * For work that is not an HTTP request (a query over graphql-ws): resolves with the function that gives
+   * the slot back once admitted; rejects with GateBusyError when the gate would answer 503. With the gate
+   * off, resolves at once.
+   */
+  acquire(): Promise<() => void> {
+    if (this.opts.concurrency <= 0) return Promise.resolve(() => {});
+    return new Promise((resolve, reject) => {
+      this.enter(
+        () => resolve(this.hold()),
+        (reason, waitedMs) => {
+          this.metrics?.rejected.inc({ reason });
+          reject(new GateBusyError(reason, this.busyMessage(reason, waitedMs)));
+        },
+      );
+    });
+  }
+
+  private enter(
+    admit: () => void,
+    refuse: (reason: RefusalReason, waitedMs: number) => void,
+    onGone?: (markGone: () => void) => void,
+  ): void {
     if (this.running < this.opts.concurrency && this.waiting === 0) {
       this.metrics?.wait.observe(0);
-      start();
+      admit();
       return;
     }
     if (this.waiting >= this.opts.maxQueued) {
-      this.refuse(res, 'queue_full', 0);
+      refuse('queue_full', 0);
       return;
     }
-    const waiter: Waiter = {
-      enqueuedAt: this.now(),
-      admit: start,
-      refuse: (reason, waitedMs) => this.refuse(res, reason, waitedMs),
-      gone: false,
-    };
-    // A client that hangs up while queued is skipped, not run. The response's 'close' says so: the
-    // request's own 'close' fires as soon as its body has been read, which the body parser already did.
-    res.once('close', () => {
-      if (!res.headersSent) waiter.gone = true;
+    const waiter: Waiter = { enqueuedAt: this.now(), admit, refuse, gone: false };
+    onGone?.(() => {
+      waiter.gone = true;
     });
     this.queue.push(waiter);
     this.metrics?.queued.set(this.waiting);
   }
 
-  private admit(res: ServerResponse, next: () => void): void {
+  private enterRequest(res: ServerResponse, next: () => void): void {
+    this.enter(
+      () => {
+        const release = this.hold();
+        onHeaders(res, release);
+        res.once('close', release);
+        next();
+      },
+      (reason, waitedMs) => this.refuse(res, reason, waitedMs),
+      // A client that hangs up while queued is skipped, not run. The response's 'close' says so: the
+      // request's own 'close' fires as soon as its body has been read, which the body parser already did.
+      (markGone) =>
+        res.once('close', () => {
+          if (!res.headersSent) markGone();
+        }),
+    );
+  }
+
+  /** Takes a slot; the returned function gives it back (once; or by itself after holdMs). */
+  private hold(): () => void {
     this.running++;
     this.metrics?.inFlight.set(this.running);
     let released = false;
@@ -162,17 +206,18 @@ export class UserPortGate {
     };
     const timer = setTimeout(release, this.holdMs);
     timer.unref();
-    onHeaders(res, release);
-    res.once('close', release);
-    next();
+    return release;
+  }
+
+  private busyMessage(reason: RefusalReason, waitedMs: number): string {
+    return reason === 'queue_full'
+      ? `the gateway is busy: ${this.waiting} requests are already waiting on this port; retry shortly`
+      : `the gateway is busy: this request waited ${Math.round(waitedMs)} ms without a turn; retry shortly`;
   }
 
   private refuse(res: ServerResponse, reason: RefusalReason, waitedMs: number): void {
     this.metrics?.rejected.inc({ reason });
-    const message =
-      reason === 'queue_full'
-        ? `the gateway is busy: ${this.waiting} requests are already waiting on this port; retry shortly`
-        : `the gateway is busy: this request waited ${Math.round(waitedMs)} ms without a turn; retry shortly`;
+    const message = this.busyMessage(reason, waitedMs);
     res.statusCode = 503;
     res.setHeader('Retry-After', '1');
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
