@@ -153,17 +153,22 @@ function runFilterPlugins(
 }
 
 /** Pods nominated to the node that hold their room against this pod: priority ≥ its own, not yet counted. */
-function nominatedAgainst(ctx: CycleContext, node: NodeSnapshot): PodInfo[] {
-  const out: PodInfo[] = [];
-  if (!ctx.nominated) return out;
-  const self = podKey(ctx.pod);
+function nominatedAgainst(ctx: CycleContext, node: NodeSnapshot): readonly PodInfo[] {
+  // Called for every node filtered: nothing is allocated unless the node has nominated pods.
+  let out: PodInfo[] | undefined;
+  if (!ctx.nominated) return NONE;
+  let self: string | undefined;
   for (const p of ctx.nominated.forNode(node.name)) {
     const key = podKey(p);
+    self ??= podKey(ctx.pod);
     if (key === self || p.priority < ctx.pod.priority || ctx.snapshot.nodeOf(key) !== undefined) continue;
+    out ??= [];
     out.push(p);
   }
-  return out;
+  return out ?? NONE;
 }
+
+const NONE: readonly PodInfo[] = [];
 
 /**
  * Filter on one node counting its nominated pods, as upstream's RunFilterPluginsWithNominatedPods: with
