@@ -42,26 +42,37 @@ async function main(): Promise<void> {
   const started = Date.now();
   const cluster = await acquireCluster({ scheduler: true });
   const reports: BenchReport[] = [];
+  const failures: string[] = [];
+  // One bench failing must not cost the others' figures: it is reported, the rest go on.
+  const bench = async (name: string, run: () => Promise<BenchReport>) => {
+    log(name);
+    try {
+      reports.push(await run());
+    } catch (err) {
+      log(`${name} failed: ${String(err)}`);
+      failures.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
   try {
     // Smallest cluster first: the benches add KWOK nodes and never remove them (every scheduler sees them all).
-    log('webhook bench');
-    reports.push(await runWebhookBench(cluster));
-    log('extender bench');
-    reports.push(await runExtenderBench(cluster));
-    log('scheduler bench, 1,000 nodes');
-    reports.push(await runSchedulerBench(cluster, SCHEDULER_PROFILES[SCHEDULER_1K]));
-    log('views bench, 1,000 nodes');
-    reports.push(await runViewsBench(cluster));
-    log('aggregated API bench, 5,000 nodes');
-    reports.push(await runAggregatedBench(cluster));
-    log(`scheduler bench, 5,000 nodes (profile ${SCHEDULER_5K})`);
-    reports.push(await runSchedulerBench(cluster, SCHEDULER_PROFILES[SCHEDULER_5K]));
+    await bench('webhook bench', () => runWebhookBench(cluster));
+    await bench('extender bench', () => runExtenderBench(cluster));
+    await bench('scheduler bench, 1,000 nodes', () =>
+      runSchedulerBench(cluster, SCHEDULER_PROFILES[SCHEDULER_1K]),
+    );
+    await bench('views bench, 1,000 nodes', () => runViewsBench(cluster));
+    await bench('aggregated API bench, 5,000 nodes', () => runAggregatedBench(cluster));
+    await bench(`scheduler bench, 5,000 nodes (profile ${SCHEDULER_5K})`, () =>
+      runSchedulerBench(cluster, SCHEDULER_PROFILES[SCHEDULER_5K]),
+    );
   } finally {
     await cluster.release();
   }
   // Its own cluster: it registers metrics.k8s.io (cluster-wide) for the skewed usage.
-  log('placement quality bench');
-  reports.push(await runQualityBench({ nodes: 100, pods: 300, churnSeconds: 120, factor: 0.8 }));
+  await bench('placement quality bench', () =>
+    runQualityBench({ nodes: 100, pods: 300, churnSeconds: 120, factor: 0.8 }),
+  );
+  if (failures.length) process.exitCode = 1;
   const minutes = ((Date.now() - started) / 60_000).toFixed(1);
   const load = machine.loadAverage.map((l) => l.toFixed(1)).join(' / ');
   const markdown = `# nodeload benchmarks
@@ -77,7 +88,7 @@ the same cluster, are the figures to compare across runs.
 
 ${summary(reports)}
 
-${reports.map(renderReport).join('\n')}`;
+${reports.map(renderReport).join('\n')}${failures.length ? `\n## Benches that failed in this run\n\n${failures.map((f) => `- ${f}`).join('\n')}\n` : ''}`;
   await writeFile(OUT, markdown);
   console.log(markdown);
   log(`wrote ${OUT}`);
