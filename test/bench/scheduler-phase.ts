@@ -349,13 +349,20 @@ export async function deleteAllPods(core: CoreV1Api): Promise<void> {
       await core.deleteCollectionNamespacedPod({ namespace: SCHED_NAMESPACE, gracePeriodSeconds: 0 });
       break;
     } catch (err) {
-      if (attempt >= 3) throw err;
+      if (attempt >= 6) throw err;
       await sleep(2000);
     }
   }
-  const deadline = Date.now() + 120_000;
-  while ((await core.listNamespacedPod({ namespace: SCHED_NAMESPACE, limit: 1 })).items.length > 0) {
-    if (Date.now() > deadline) throw new Error(`pods in ${SCHED_NAMESPACE} still there 120 s after deletion`);
+  const deadline = Date.now() + 300_000;
+  // A list can fail too while the API server is busy deleting thousands (undici reports an HTTP/2 stream
+  // error): that is no answer, so ask again.
+  const remaining = () =>
+    core.listNamespacedPod({ namespace: SCHED_NAMESPACE, limit: 1 }).then(
+      (l) => l.items.length,
+      () => 1,
+    );
+  while ((await remaining()) > 0) {
+    if (Date.now() > deadline) throw new Error(`pods in ${SCHED_NAMESPACE} still there 300 s after deletion`);
     await sleep(250);
   }
   // Let every scheduler's informer see the deletions before the next phase starts.
