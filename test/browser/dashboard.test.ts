@@ -4,10 +4,11 @@
 // page opens with a login link carrying a read-only ServiceAccount's token (as `npm run demo` prints it).
 // Loads the page, finds the nodes, watches a decision arrive live after a pod is created, opens its
 // explanation, runs a what-if, and saves a screenshot to test-results/dashboard.png; without a token it
-// asks for one, and GraphiQL sends the token too.
+// asks for one, GraphiQL sends the token too, and a user holding only `view` in the namespace sees its
+// pending pods with the scheduler's status shown as not permitted.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { CustomObjectsApi, RbacAuthorizationV1Api, type V1Pod } from '@kubernetes/client-node';
 import pino from 'pino';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -245,6 +246,58 @@ describe('dashboard in Chromium', () => {
       expect(request.headers()['authorization']).toBe(`Bearer ${viewer.token}`);
       expect((await request.response())?.status()).toBe(200);
       expect(tab.url()).toBe(`${origin}/graphql`);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('shows a user holding only `view` in the namespace its pending pods, and the scheduler status as not permitted', async () => {
+    // A pod no node of the pool fits: pending for this file's scheduler.
+    const pod = 'nowhere-0';
+    const body = podBody(pod);
+    await coreApi().createNamespacedPod({
+      namespace: ns.name,
+      body: {
+        ...body,
+        spec: {
+          ...body.spec,
+          containers: body.spec?.containers ?? [],
+          nodeSelector: { [POOL_LABEL]: `${pool}-none` },
+        },
+      },
+    });
+    // The built-in `view` in this namespace: pods, not nodes, not `get /scheduler/status`.
+    await coreApi().createNamespacedServiceAccount({
+      namespace: ns.name,
+      body: { metadata: { name: 'team' } },
+    });
+    await kubeConfig()
+      .makeApiClient(RbacAuthorizationV1Api)
+      .createNamespacedRoleBinding({
+        namespace: ns.name,
+        body: {
+          metadata: { name: 'team-view' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+          subjects: [{ kind: 'ServiceAccount', namespace: ns.name, name: 'team' }],
+        },
+      });
+    const request = await coreApi().createNamespacedServiceAccountToken({
+      namespace: ns.name,
+      name: 'team',
+      body: { spec: { audiences: [], expirationSeconds: 600 } },
+    });
+    const token = request.status?.token ?? '';
+    expect(token).not.toBe('');
+    const tab = await chromium.context.newPage();
+    try {
+      await tab.goto(`${origin}/#token=${token}`);
+      await tab.getByTestId('pending').locator('tr', { hasText: pod }).waitFor({ timeout: 30_000 });
+      const status = tab.getByTestId('scheduler-status');
+      await status.waitFor();
+      expect(await status.textContent()).toContain('scheduler status: not permitted');
+      expect(await status.getAttribute('title')).toContain('get /scheduler/status');
+      // The pending panel loaded without an error of its own.
+      expect(await tab.locator('#pending .panel-error').count()).toBe(0);
     } finally {
       await tab.close();
     }

@@ -1,8 +1,9 @@
 // The read-only roles the base ships for the user port (manifests/viewer), as an admin hands them out:
 // a token bound to nodeload:viewer runs every query and subscription the dashboard sends and reads
 // nothing more (no /metrics, no write, exactly four rows in `kubectl auth can-i --list`); a user holding
-// the built-in `view` in one namespace sees that namespace's pods, decisions and rules on the dashboard
-// (nodeload:nodeloadrules-reader is aggregated into view), and neither nodes nor other namespaces. The
+// the built-in `view` in one namespace sees that namespace's pending pods, decisions and rules on the
+// dashboard (nodeload:nodeloadrules-reader is aggregated into view; the pending pods are asked apart from
+// the scheduler's status, which `view` does not grant), and neither nodes nor other namespaces. The
 // gateway reviews every token and permission with the real API server. The roles come from the kustomize
 // rendering of the base, their names suffixed for the shared cluster.
 import pino from 'pino';
@@ -21,6 +22,7 @@ import {
   NODES,
   PENDING,
   RULES,
+  SCHEDULER_STATUS,
   SIMULATE,
 } from '../../web/src/operations.js';
 import {
@@ -170,9 +172,10 @@ describe('a token bound to nodeload:viewer', () => {
     expect(rules.rules).toContainEqual(expect.objectContaining({ namespace: ns, name: 'web' }));
     const pending = complete(
       await gql<{ pendingPods: { namespace: string; name: string }[] }>(token, PENDING),
-      'pending pods and scheduler status',
+      'pending pods',
     );
     expect(pending.pendingPods).toContainEqual(expect.objectContaining({ namespace: ns, name: 'waiting' }));
+    complete(await gql(token, SCHEDULER_STATUS), 'scheduler status');
     const history = complete(
       await gql<{ schedulingHistory: { items: { id: string; pod: string }[] } }>(token, HISTORY, {
         first: 20,
@@ -270,12 +273,29 @@ describe('the built-in view role in one namespace', () => {
     expect(pods.errors).toBeUndefined();
     expect(pods.data?.pendingPods.map((p) => p.namespace)).toEqual([mine]);
     expect(new Set(pods.data?.schedulingHistory.items.map((d) => d.namespace))).toEqual(new Set([mine]));
-    // The dashboard asks for the pending pods together with the scheduler's status, which is non-null:
-    // without `get /scheduler/status` the whole answer is that error.
-    const pending = await gql(token, PENDING);
-    expect(pending.errors?.map((e) => e.extensions)).toEqual([
+    // The dashboard's operations exactly as web/src sends them: the pending pods of this namespace
+    // (asked apart from the scheduler's status, which needs `get /scheduler/status`), the status refused
+    // with the permission named (the page says "scheduler status: not permitted"), the decisions.
+    const pending = await gql<{ pendingPods: { namespace: string; name: string }[] }>(token, PENDING);
+    expect(pending.errors).toBeUndefined();
+    expect(pending.data?.pendingPods).toContainEqual(
+      expect.objectContaining({ namespace: mine, name: 'waiting' }),
+    );
+    expect(pending.data?.pendingPods.map((p) => p.namespace)).toEqual([mine]);
+    const status = await gql(token, SCHEDULER_STATUS);
+    expect(status.data).toBeNull();
+    expect(status.errors?.map((e) => e.extensions)).toEqual([
       expect.objectContaining({ code: 'FORBIDDEN', permission: 'get /scheduler/status' }),
     ]);
+    const history = await gql<{ schedulingHistory: { items: { namespace: string; pod: string }[] } }>(
+      token,
+      HISTORY,
+      { first: 100 },
+    );
+    expect(history.errors).toBeUndefined();
+    expect(history.data?.schedulingHistory.items).toContainEqual(
+      expect.objectContaining({ namespace: mine, pod: 'waiting' }),
+    );
     const nodes = await gql(token, NODES);
     expect(nodes.errors?.map((e) => e.extensions)).toEqual([
       expect.objectContaining({ code: 'FORBIDDEN', permission: 'nodes list' }),

@@ -11,7 +11,8 @@ import { SseParser } from './sse.js';
 
 export interface GraphQLErrorShape {
   message: string;
-  extensions?: { code?: string };
+  /** FORBIDDEN errors name the missing permission (`get /scheduler/status`, `pods list in shop`). */
+  extensions?: { code?: string; permission?: string };
 }
 
 export class GraphQLRequestError extends Error {
@@ -37,6 +38,16 @@ function unauthenticatedMessage(body: string): string {
     // not JSON
   }
   return 'HTTP 401: the gateway needs a token';
+}
+
+/**
+ * The permission the gateway refused, when every error of a failed query is FORBIDDEN (the user may
+ * not read this, which retrying will not change); undefined for any other failure.
+ */
+export function refusedPermission(err: unknown): string | undefined {
+  if (!(err instanceof GraphQLRequestError) || err.errors.length === 0) return undefined;
+  if (!err.errors.every((e) => e.extensions?.code === 'FORBIDDEN')) return undefined;
+  return [...new Set(err.errors.map((e) => e.extensions?.permission ?? 'permission'))].join(', ');
 }
 
 function errorText(errors: GraphQLErrorShape[]): string {

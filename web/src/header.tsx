@@ -6,7 +6,8 @@ import { type DashboardState, trendSample } from './live.js';
 import { LiveDot } from './ui.js';
 
 export function Header(props: { state: DashboardState }) {
-  const { nodes, rules, pending, status, decisions, now } = props.state;
+  const { nodes, rules, pending, status, statusRefused, decisions, now } = props.state;
+  const statusError = props.state.errors.status;
   const sample = useMemo(() => trendSample(nodes.values(), rules), [nodes, rules]);
   let ready = 0;
   for (const n of nodes.values()) if (n.ready) ready++;
@@ -33,10 +34,24 @@ export function Header(props: { state: DashboardState }) {
         </span>
         <h1>nodeload</h1>
         {status ? (
-          <span class="sched" title={`identity ${status.identity}`}>
+          <span class="sched" data-testid="scheduler-status" title={`identity ${status.identity}`}>
             <span class={`dot ${status.leader ? 'ok' : 'warn'}`} />
             {status.schedulerName} · {status.leader ? 'leader' : 'standby'}
             {!status.cacheSynced ? ' · syncing' : ''}
+          </span>
+        ) : statusRefused !== undefined ? (
+          <span
+            class="sched"
+            data-testid="scheduler-status"
+            title={`Your token lacks ${statusRefused}; pods, rules and decisions you may read are still shown.`}
+          >
+            <span class="dot" />
+            scheduler status: not permitted
+          </span>
+        ) : statusError ? (
+          <span class="sched" data-testid="scheduler-status" title={statusError}>
+            <span class="dot warn" />
+            scheduler status: unavailable
           </span>
         ) : null}
       </div>

@@ -1,5 +1,12 @@
-import { describe, expect, it } from 'vitest';
-import { MAX_DECISIONS, mergeDecisions, trendSample } from './live.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  type DashboardState,
+  type LiveData,
+  MAX_DECISIONS,
+  mergeDecisions,
+  startLiveData,
+  trendSample,
+} from './live.js';
 import type { DecisionSummary, NodeView, RuleView } from './operations.js';
 
 function decision(id: string, time: string): DecisionSummary {
@@ -78,5 +85,100 @@ describe('trendSample', () => {
     expect(s.cpuP90).toBe(60);
     // a: 60% > the rule's 50%; b: no rule, 20% of 100%; c: no figure.
     expect(s.over).toBe(1);
+  });
+});
+
+/**
+ * The dashboard's data loading against a gateway that answers as the real one does for a user holding
+ * only `view` in one namespace: the pending pods of that namespace, and FORBIDDEN for `schedulerStatus`
+ * (non-null, so an operation asking for it gets no data at all). Each operation is answered from what it
+ * selects, so an operation combining both fields fails here as it does against the gateway.
+ */
+describe('startLiveData for a user without get /scheduler/status', () => {
+  const pod = {
+    namespace: 'team',
+    name: 'waiting',
+    queue: 'UNSCHEDULABLE',
+    reason: '0/3 nodes are available',
+    since: '2026-11-29T12:00:00Z',
+    attempts: 2,
+  };
+  const forbidden = {
+    message: 'forbidden: user "system:serviceaccount:team:viewer" lacks get /scheduler/status',
+    extensions: { code: 'FORBIDDEN', permission: 'get /scheduler/status' },
+  };
+  const json = (body: unknown) =>
+    new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+  const sent: string[] = [];
+
+  function gateway(_url: string | URL | Request, init?: RequestInit): Promise<Response> {
+    const { query } = JSON.parse(String(init?.body)) as { query: string };
+    sent.push(query);
+    if (/^\s*subscription\b/.test(query)) {
+      // A stream that stays open until the page aborts it.
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          init?.signal?.addEventListener('abort', () => controller.error(new Error('aborted')));
+        },
+      });
+      return Promise.resolve(new Response(body, { headers: { 'content-type': 'text/event-stream' } }));
+    }
+    if (query.includes('schedulerStatus')) return Promise.resolve(json({ data: null, errors: [forbidden] }));
+    const data: Record<string, unknown> = {};
+    if (query.includes('pendingPods')) data['pendingPods'] = [pod];
+    if (query.includes('rules')) data['rules'] = [];
+    if (query.includes('nodes')) data['nodes'] = [];
+    if (query.includes('schedulingHistory')) data['schedulingHistory'] = { items: [] };
+    return Promise.resolve(json({ data }));
+  }
+
+  beforeEach(() => {
+    sent.length = 0;
+    vi.stubGlobal('document', { baseURI: 'http://127.0.0.1:8080/' });
+    vi.stubGlobal('sessionStorage', {
+      getItem: () => 'a-token',
+      setItem: () => undefined,
+      removeItem: () => undefined,
+    });
+    vi.stubGlobal('fetch', vi.fn(gateway));
+  });
+  afterEach(() => {
+    vi.unstubAllGlobals();
+  });
+
+  /** Resolves with the state once `done` holds for it. */
+  function until(live: LiveData, done: (s: DashboardState) => boolean): Promise<DashboardState> {
+    return new Promise((resolve) => {
+      const check = () => {
+        const s = live.store.get();
+        if (!done(s)) return;
+        unsubscribe();
+        resolve(s);
+      };
+      const unsubscribe = live.store.subscribe(check);
+      check();
+    });
+  }
+
+  it('shows the pending pods, and the status as not permitted, naming the permission', async () => {
+    const live = startLiveData();
+    try {
+      const p = await until(live, (s) => s.loaded.pending || s.errors.pending !== undefined);
+      expect(p.errors.pending).toBeUndefined();
+      expect(p.pending).toEqual([pod]);
+      const s = await until(
+        live,
+        (s) => s.status !== null || s.statusRefused !== undefined || s.errors.status !== undefined,
+      );
+      expect(s.status).toBeNull();
+      expect(s.statusRefused).toBe('get /scheduler/status');
+      expect(s.errors.status).toBeUndefined();
+      // The pending pods were asked for without the status.
+      const pendingQueries = sent.filter((q) => q.includes('pendingPods'));
+      expect(pendingQueries.length).toBeGreaterThan(0);
+      expect(pendingQueries.filter((q) => q.includes('schedulerStatus'))).toEqual([]);
+    } finally {
+      live.stop();
+    }
   });
 });

@@ -4,7 +4,7 @@
  * Stream bursts are coalesced so 1,000 nodes changing at once cost one render, not 1,000.
  */
 import type { TypedDocumentString } from './gql/graphql.js';
-import { query, type StreamState, subscribe } from './graphql.js';
+import { query, refusedPermission, type StreamState, subscribe } from './graphql.js';
 import { percentile, pressure, strictestThresholds, UNCOVERED } from './model.js';
 import {
   DECISIONS,
@@ -18,6 +18,7 @@ import {
   type PendingPodView,
   RULES,
   type RuleView,
+  SCHEDULER_STATUS,
   type SchedulerStatus,
 } from './operations.js';
 import { Store } from './store.js';
@@ -39,13 +40,18 @@ export interface Trend {
   rate: number[];
 }
 
-export type Feed = 'nodes' | 'rules' | 'pending' | 'history';
+export type Feed = 'nodes' | 'rules' | 'pending' | 'history' | 'status';
 
 export interface DashboardState {
   nodes: Map<string, NodeView>;
   rules: RuleView[];
   pending: PendingPodView[];
   status: SchedulerStatus | null;
+  /**
+   * The permission the gateway refused for the scheduler's status (`get /scheduler/status`): a user
+   * with only `view` in a namespace sees its pending pods, and the status as not permitted.
+   */
+  statusRefused: string | undefined;
   /** Newest first. */
   decisions: DecisionSummary[];
   loaded: Record<Feed, boolean>;
@@ -63,8 +69,9 @@ export function initialState(): DashboardState {
     rules: [],
     pending: [],
     status: null,
+    statusRefused: undefined,
     decisions: [],
-    loaded: { nodes: false, rules: false, pending: false, history: false },
+    loaded: { nodes: false, rules: false, pending: false, history: false, status: false },
     errors: {},
     decisionStream: 'connecting',
     loadStream: 'connecting',
@@ -139,10 +146,35 @@ export function startLiveData(store: Store<DashboardState> = new Store(initialSt
   const refreshNodes = () =>
     fetchFeed('nodes', NODES, {}, (d) => store.set({ nodes: new Map(d.nodes.map((n) => [n.name, n])) }));
   const refreshRules = () => fetchFeed('rules', RULES, {}, (d) => store.set({ rules: d.rules }));
+  // Two operations: a refused status must not take the pending pods with it.
+  const refreshStatus = async () => {
+    try {
+      const d = await query(SCHEDULER_STATUS, {});
+      store.set((s) => ({
+        status: d.schedulerStatus,
+        statusRefused: undefined,
+        loaded: { ...s.loaded, status: true },
+        errors: { ...s.errors, status: undefined },
+      }));
+    } catch (err) {
+      const refused = refusedPermission(err);
+      store.set((s) =>
+        refused !== undefined
+          ? {
+              status: null,
+              statusRefused: refused,
+              loaded: { ...s.loaded, status: true },
+              errors: { ...s.errors, status: undefined },
+            }
+          : { errors: { ...s.errors, status: message(err) } },
+      );
+    }
+  };
   const refreshPending = () =>
-    fetchFeed('pending', PENDING, {}, (d) =>
-      store.set({ pending: d.pendingPods, status: d.schedulerStatus }),
-    );
+    Promise.all([
+      fetchFeed('pending', PENDING, {}, (d) => store.set({ pending: d.pendingPods })),
+      refreshStatus(),
+    ]);
   const refreshHistory = () =>
     fetchFeed('history', HISTORY, { first: 100 }, (d) =>
       store.set((s) => ({ decisions: mergeDecisions(s.decisions, d.schedulingHistory.items) })),

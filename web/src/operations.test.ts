@@ -19,7 +19,17 @@ const documents: [string, string][] = Object.entries(ops as Record<string, unkno
 describe('dashboard operations', () => {
   it('covers every operation the page sends', () => {
     expect(documents.map(([name]) => name).sort()).toEqual(
-      ['DECISION', 'DECISIONS', 'HISTORY', 'LOAD_UPDATES', 'NODES', 'PENDING', 'RULES', 'SIMULATE'].sort(),
+      [
+        'DECISION',
+        'DECISIONS',
+        'HISTORY',
+        'LOAD_UPDATES',
+        'NODES',
+        'PENDING',
+        'RULES',
+        'SCHEDULER_STATUS',
+        'SIMULATE',
+      ].sort(),
     );
   });
 

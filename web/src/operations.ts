@@ -70,6 +70,16 @@ export const RULES = graphql(`
 export const PENDING = graphql(`
   query DashboardPending {
     pendingPods { namespace name queue reason since attempts }
+  }
+`);
+
+/**
+ * Its own operation: `schedulerStatus` is non-null and needs the nonResourceURL `get /scheduler/status`,
+ * so for a user without it an operation selecting it has no data at all (the error nulls the whole
+ * answer); asked apart, that refusal leaves the pending pods alone.
+ */
+export const SCHEDULER_STATUS = graphql(`
+  query DashboardSchedulerStatus {
     schedulerStatus {
       schedulerName identity leader running cacheSynced startedAt
       bound unschedulable failed conflicts bindsInFlight historySize
@@ -159,7 +169,7 @@ export type Reason = RuleView['evaluation']['ineligible'][number]['reasons'][num
 
 export type PendingResult = G.DashboardPendingQuery;
 export type PendingPodView = PendingResult['pendingPods'][number];
-export type SchedulerStatus = PendingResult['schedulerStatus'];
+export type SchedulerStatus = G.DashboardSchedulerStatusQuery['schedulerStatus'];
 
 export type DecisionResultData = G.DashboardDecisionQuery;
 export type DecisionDetail = DecisionResultData['decision'];

@@ -20,7 +20,8 @@ type Documents = {
     "\n  subscription DashboardLoadUpdates {\n    nodeLoadUpdates { node removed load { ...LoadFields } }\n  }\n": typeof types.DashboardLoadUpdatesDocument,
     "\n  fragment SelectorFields on LabelSelector {\n    matchLabels { key value }\n    matchExpressions { key operator values }\n  }\n": typeof types.SelectorFieldsFragmentDoc,
     "\n  query DashboardRules {\n    rules {\n      namespace name generation\n      spec {\n        maxCPU maxMemory allowedNodes\n        nodeSelector { ...SelectorFields }\n        podSelector { ...SelectorFields }\n        burst { maxPlacements windowSeconds }\n      }\n      status { eligibleCount ineligibleCount lastEvaluationTime conditions { type status reason message } }\n      evaluation {\n        evaluatedAt\n        eligible { node headroom }\n        ineligible { node allowed reasons { code message value threshold } }\n      }\n    }\n  }\n": typeof types.DashboardRulesDocument,
-    "\n  query DashboardPending {\n    pendingPods { namespace name queue reason since attempts }\n    schedulerStatus {\n      schedulerName identity leader running cacheSynced startedAt\n      bound unschedulable failed conflicts bindsInFlight historySize\n      queues { active backoff unschedulable inFlight }\n    }\n  }\n": typeof types.DashboardPendingDocument,
+    "\n  query DashboardPending {\n    pendingPods { namespace name queue reason since attempts }\n  }\n": typeof types.DashboardPendingDocument,
+    "\n  query DashboardSchedulerStatus {\n    schedulerStatus {\n      schedulerName identity leader running cacheSynced startedAt\n      bound unschedulable failed conflicts bindsInFlight historySize\n      queues { active backoff unschedulable inFlight }\n    }\n  }\n": typeof types.DashboardSchedulerStatusDocument,
     "\n  fragment DecisionSummary on SchedulingDecision {\n    id time namespace pod result engine node message attempts totalNodes feasibleNodes\n    algorithmMs latencyMs e2eLatencyMs rebuilt\n  }\n": typeof types.DecisionSummaryFragmentDoc,
     "\n  query DashboardHistory($first: Int!) {\n    schedulingHistory(first: $first) { items { ...DecisionSummary } }\n  }\n": typeof types.DashboardHistoryDocument,
     "\n  subscription DashboardDecisions {\n    schedulingEvents { ...DecisionSummary }\n  }\n": typeof types.DashboardDecisionsDocument,
@@ -33,7 +34,8 @@ const documents: Documents = {
     "\n  subscription DashboardLoadUpdates {\n    nodeLoadUpdates { node removed load { ...LoadFields } }\n  }\n": types.DashboardLoadUpdatesDocument,
     "\n  fragment SelectorFields on LabelSelector {\n    matchLabels { key value }\n    matchExpressions { key operator values }\n  }\n": types.SelectorFieldsFragmentDoc,
     "\n  query DashboardRules {\n    rules {\n      namespace name generation\n      spec {\n        maxCPU maxMemory allowedNodes\n        nodeSelector { ...SelectorFields }\n        podSelector { ...SelectorFields }\n        burst { maxPlacements windowSeconds }\n      }\n      status { eligibleCount ineligibleCount lastEvaluationTime conditions { type status reason message } }\n      evaluation {\n        evaluatedAt\n        eligible { node headroom }\n        ineligible { node allowed reasons { code message value threshold } }\n      }\n    }\n  }\n": types.DashboardRulesDocument,
-    "\n  query DashboardPending {\n    pendingPods { namespace name queue reason since attempts }\n    schedulerStatus {\n      schedulerName identity leader running cacheSynced startedAt\n      bound unschedulable failed conflicts bindsInFlight historySize\n      queues { active backoff unschedulable inFlight }\n    }\n  }\n": types.DashboardPendingDocument,
+    "\n  query DashboardPending {\n    pendingPods { namespace name queue reason since attempts }\n  }\n": types.DashboardPendingDocument,
+    "\n  query DashboardSchedulerStatus {\n    schedulerStatus {\n      schedulerName identity leader running cacheSynced startedAt\n      bound unschedulable failed conflicts bindsInFlight historySize\n      queues { active backoff unschedulable inFlight }\n    }\n  }\n": types.DashboardSchedulerStatusDocument,
     "\n  fragment DecisionSummary on SchedulingDecision {\n    id time namespace pod result engine node message attempts totalNodes feasibleNodes\n    algorithmMs latencyMs e2eLatencyMs rebuilt\n  }\n": types.DecisionSummaryFragmentDoc,
     "\n  query DashboardHistory($first: Int!) {\n    schedulingHistory(first: $first) { items { ...DecisionSummary } }\n  }\n": types.DashboardHistoryDocument,
     "\n  subscription DashboardDecisions {\n    schedulingEvents { ...DecisionSummary }\n  }\n": types.DashboardDecisionsDocument,
@@ -64,7 +66,11 @@ export function graphql(source: "\n  query DashboardRules {\n    rules {\n      
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query DashboardPending {\n    pendingPods { namespace name queue reason since attempts }\n    schedulerStatus {\n      schedulerName identity leader running cacheSynced startedAt\n      bound unschedulable failed conflicts bindsInFlight historySize\n      queues { active backoff unschedulable inFlight }\n    }\n  }\n"): typeof import('./graphql.js').DashboardPendingDocument;
+export function graphql(source: "\n  query DashboardPending {\n    pendingPods { namespace name queue reason since attempts }\n  }\n"): typeof import('./graphql.js').DashboardPendingDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query DashboardSchedulerStatus {\n    schedulerStatus {\n      schedulerName identity leader running cacheSynced startedAt\n      bound unschedulable failed conflicts bindsInFlight historySize\n      queues { active backoff unschedulable inFlight }\n    }\n  }\n"): typeof import('./graphql.js').DashboardSchedulerStatusDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

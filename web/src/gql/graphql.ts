@@ -125,7 +125,12 @@ export type DashboardRulesQuery = { rules: Array<{ namespace: string, name: stri
 export type DashboardPendingQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type DashboardPendingQuery = { pendingPods: Array<{ namespace: string, name: string, queue: SchedulingQueue, reason: string | null, since: string, attempts: number }>, schedulerStatus: { schedulerName: string, identity: string, leader: boolean, running: boolean, cacheSynced: boolean, startedAt: string | null, bound: number, unschedulable: number, failed: number, conflicts: number, bindsInFlight: number, historySize: number, queues: { active: number, backoff: number, unschedulable: number, inFlight: number } } };
+export type DashboardPendingQuery = { pendingPods: Array<{ namespace: string, name: string, queue: SchedulingQueue, reason: string | null, since: string, attempts: number }> };
+
+export type DashboardSchedulerStatusQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type DashboardSchedulerStatusQuery = { schedulerStatus: { schedulerName: string, identity: string, leader: boolean, running: boolean, cacheSynced: boolean, startedAt: string | null, bound: number, unschedulable: number, failed: number, conflicts: number, bindsInFlight: number, historySize: number, queues: { active: number, backoff: number, unschedulable: number, inFlight: number } } };
 
 export type DecisionSummaryFragment = { id: string, time: string, namespace: string, pod: string, result: DecisionResult, engine: SchedulingEngine, node: string | null, message: string, attempts: number, totalNodes: number, feasibleNodes: number, algorithmMs: number, latencyMs: number, e2eLatencyMs: number, rebuilt: boolean };
 
@@ -362,6 +367,10 @@ export const DashboardPendingDocument = new TypedDocumentString(`
     since
     attempts
   }
+}
+    `) as unknown as TypedDocumentString<DashboardPendingQuery, DashboardPendingQueryVariables>;
+export const DashboardSchedulerStatusDocument = new TypedDocumentString(`
+    query DashboardSchedulerStatus {
   schedulerStatus {
     schedulerName
     identity
@@ -383,7 +392,7 @@ export const DashboardPendingDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<DashboardPendingQuery, DashboardPendingQueryVariables>;
+    `) as unknown as TypedDocumentString<DashboardSchedulerStatusQuery, DashboardSchedulerStatusQueryVariables>;
 export const DashboardHistoryDocument = new TypedDocumentString(`
     query DashboardHistory($first: Int!) {
   schedulingHistory(first: $first) {
