@@ -16,6 +16,7 @@ import type { LoadOptions } from './load/types.js';
 import { ensureCrd, waitForCrd } from './operator/install-crd.js';
 import { NODE_LOAD_RULE_KIND } from './rules/kind.js';
 import type { NodeLoadRule } from './rules/types.js';
+import { untilAborted } from './server/abort.js';
 import { CachedTokenAuthenticator, kubeTokenReviewer } from './server/authn.js';
 import { CachedAccessReviewer, kubeSubjectAccessReviewer } from './server/authz.js';
 import { CertRotator } from './server/cert-rotation.js';
@@ -89,8 +90,17 @@ function listen(server: http.Server, port: number, host: string): Promise<number
 export async function startGateway(
   config: GatewayConfig,
   factories: ComponentFactory[],
-  opts: { log?: Logger; kubeConfig?: KubeConfig } = {},
+  opts: {
+    log?: Logger;
+    kubeConfig?: KubeConfig;
+    /**
+     * Aborts the start (SIGTERM while it waits, e.g. for the CRD): whatever was started is stopped and
+     * startGateway rejects with the signal's reason.
+     */
+    signal?: AbortSignal;
+  } = {},
 ): Promise<Gateway> {
+  const { signal } = opts;
   const log = opts.log ?? createLogger(config.logLevel);
   const gwLog = componentLogger(log, 'gateway');
   const kubeConfig = opts.kubeConfig ?? loadKubeConfig(config.kubeconfig);
@@ -210,20 +220,6 @@ export async function startGateway(
     });
   }
 
-  // The Deployment and the chart apply the CRD and run with --install-crd=false: the gateway only waits for it.
-  if (config.installCrd) await ensureCrd(kubeConfig, gwLog);
-  else await waitForCrd(kubeConfig, gwLog);
-  cache.start();
-  loads.start();
-  const httpPort = await listen(userServer, config.httpPort, config.bindAddress);
-  const httpsPort = tls
-    ? await listen(tls.server as unknown as http.Server, config.httpsPort, config.bindAddress)
-    : undefined;
-  for (const c of components) await c.start?.();
-  certs?.start();
-  await leader.start();
-  gwLog.info({ httpPort, httpsPort, components: components.map((c) => c.name) }, 'gateway started');
-
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {
@@ -252,5 +248,34 @@ export async function startGateway(
     })();
     return stopped;
   };
+
+  // The Deployment and the chart apply the CRD and run with --install-crd=false: the gateway only waits for it.
+  let httpPort: number;
+  let httpsPort: number | undefined;
+  try {
+    if (config.installCrd) await ensureCrd(kubeConfig, gwLog, undefined, signal);
+    else await waitForCrd(kubeConfig, gwLog, signal ? { signal } : {});
+    signal?.throwIfAborted();
+    cache.start();
+    loads.start();
+    httpPort = await untilAborted(listen(userServer, config.httpPort, config.bindAddress), signal);
+    httpsPort = tls
+      ? await untilAborted(
+          listen(tls.server as unknown as http.Server, config.httpsPort, config.bindAddress),
+          signal,
+        )
+      : undefined;
+    for (const c of components) await untilAborted(Promise.resolve(c.start?.()), signal);
+    signal?.throwIfAborted();
+    certs?.start();
+    await untilAborted(leader.start(), signal);
+    signal?.throwIfAborted();
+  } catch (err) {
+    if (!signal?.aborted) throw err;
+    gwLog.info('gateway start aborted');
+    await stop();
+    throw signal.reason;
+  }
+  gwLog.info({ httpPort, httpsPort, components: components.map((c) => c.name) }, 'gateway started');
   return { ...ctx, httpPort, httpsPort, components, stop };
 }

@@ -1,7 +1,7 @@
 /**
  * nodeload gateway entry point: `tsx src/main.ts --kubeconfig ~/.kube/config` (flags or NODELOAD_* env).
  */
-import { startGateway } from './app.js';
+import { type Gateway, startGateway } from './app.js';
 import { allComponents } from './components.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './server/log.js';
@@ -18,16 +18,27 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  const gateway = await startGateway(config, allComponents(), { log });
+  // The handlers come first: a SIGTERM while the start still waits (for the CRD with --install-crd=false,
+  // for the API server) aborts it and the process exits 0, as after a start that finished.
+  const aborting = new AbortController();
+  let gateway: Gateway | undefined;
   let signals = 0;
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.on(sig, () => {
       if (++signals > 1) process.exit(1);
-      log.info({ signal: sig }, 'shutting down');
+      log.info({ signal: sig, started: gateway !== undefined }, 'shutting down');
       const force = setTimeout(() => process.exit(1), 10_000);
       force.unref();
-      void gateway.stop().then(() => process.exit(0));
+      if (gateway) void gateway.stop().then(() => process.exit(0));
+      else aborting.abort(new Error(`${sig} during start`));
     });
+  }
+  try {
+    gateway = await startGateway(config, allComponents(), { log, signal: aborting.signal });
+  } catch (err) {
+    if (!aborting.signal.aborted) throw err;
+    log.info('stopped before the start finished');
+    process.exit(0);
   }
 }
 

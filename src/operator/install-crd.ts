@@ -13,6 +13,7 @@ import {
 } from '@kubernetes/client-node';
 import { CRD_NAME, loadCrdManifest } from '../rules/crd.js';
 import { RULE_VERSION } from '../rules/types.js';
+import { abortableSleep, untilAborted } from '../server/abort.js';
 import type { Logger } from '../server/log.js';
 
 function status(err: unknown): number | undefined {
@@ -65,22 +66,34 @@ export function crdReplacement(
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export async function ensureCrd(kubeConfig: KubeConfig, log: Logger, timeoutMs = 30_000): Promise<void> {
+/**
+ * Creates or updates the CRD, then waits until it serves the gateway. `signal` (the gateway's start
+ * aborted by SIGTERM) ends the wait with its reason.
+ */
+export async function ensureCrd(
+  kubeConfig: KubeConfig,
+  log: Logger,
+  timeoutMs = 30_000,
+  signal?: AbortSignal,
+): Promise<void> {
   const api = kubeConfig.makeApiClient(ApiextensionsV1Api);
   const manifest = loadCrdManifest() as unknown as V1CustomResourceDefinition;
   for (let attempt = 0; ; attempt++) {
+    signal?.throwIfAborted();
     try {
-      const current = await api.readCustomResourceDefinition({ name: CRD_NAME });
-      await api.replaceCustomResourceDefinition({ name: CRD_NAME, body: crdReplacement(current, manifest) });
+      const current = await untilAborted(api.readCustomResourceDefinition({ name: CRD_NAME }), signal);
+      await untilAborted(
+        api.replaceCustomResourceDefinition({ name: CRD_NAME, body: crdReplacement(current, manifest) }),
+        signal,
+      );
       log.info({ crd: CRD_NAME }, 'CRD updated');
       break;
     } catch (err) {
+      if (signal?.aborted) throw signal.reason;
       const code = status(err);
       if (code === 404) {
         try {
-          await api.createCustomResourceDefinition({ body: manifest });
+          await untilAborted(api.createCustomResourceDefinition({ body: manifest }), signal);
           log.info({ crd: CRD_NAME }, 'CRD created');
           break;
         } catch (createErr) {
@@ -94,10 +107,12 @@ export async function ensureCrd(kubeConfig: KubeConfig, log: Logger, timeoutMs =
   }
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const problem = crdProblem(await api.readCustomResourceDefinition({ name: CRD_NAME }));
+    const problem = crdProblem(
+      await untilAborted(api.readCustomResourceDefinition({ name: CRD_NAME }), signal),
+    );
     if (!problem) return;
     if (Date.now() > deadline) throw new Error(`${problem} after ${timeoutMs / 1000}s`);
-    await sleep(200);
+    await abortableSleep(200, signal);
   }
 }
 
@@ -105,12 +120,14 @@ export async function ensureCrd(kubeConfig: KubeConfig, log: Logger, timeoutMs =
  * Waits, reading only, until the CRD serves the gateway (crdProblem). The problem is logged when it
  * first shows, when it changes and every `repeatMs`: in a cluster the startup probe gives up on a pod
  * that waits too long, and its log then says why. A read the API server refuses is an error at once.
+ * `signal` ends the wait (a SIGTERM while the gateway starts) with its reason.
  */
 export async function waitForCrd(
   kubeConfig: KubeConfig,
   log: Logger,
-  opts: { intervalMs?: number; repeatMs?: number } = {},
+  opts: { intervalMs?: number; repeatMs?: number; signal?: AbortSignal } = {},
 ): Promise<void> {
+  const { signal } = opts;
   const api = kubeConfig.makeApiClient(ApiextensionsV1Api);
   const intervalMs = opts.intervalMs ?? 1_000;
   const repeatMs = opts.repeatMs ?? 30_000;
@@ -118,8 +135,9 @@ export async function waitForCrd(
   for (;;) {
     let crd: V1CustomResourceDefinition | undefined;
     try {
-      crd = await api.readCustomResourceDefinition({ name: CRD_NAME });
+      crd = await untilAborted(api.readCustomResourceDefinition({ name: CRD_NAME }), signal);
     } catch (err) {
+      if (signal?.aborted) throw signal.reason;
       if (status(err) === 403) {
         throw new Error(
           `the gateway may not read CRD ${CRD_NAME}: grant get on customresourcedefinitions (resourceNames: ${CRD_NAME})`,
@@ -137,6 +155,6 @@ export async function waitForCrd(
       log.warn({ crd: CRD_NAME }, `waiting for the CRD (--install-crd=false): ${problem}`);
       logged = { problem, at: now };
     }
-    await sleep(intervalMs);
+    await abortableSleep(intervalMs, signal);
   }
 }

@@ -2,8 +2,8 @@
 // the ServiceAccount may only get the CRD, so a gateway started before the CRD is applied (exactly as the
 // Deployment starts it, with a TokenRequest token of the base's RBAC) makes no request the API server
 // refuses: it says in its log that the CRD is missing and is not live, and becomes ready once an admin
-// applies the CRD. The CRD is cluster-wide and other files need it, so this file has a control plane of
-// its own, where the CRD starts absent.
+// applies the CRD; one stopped (SIGTERM) while it waits exits 0 and says so. The CRD is cluster-wide and
+// other files need it, so this file has a control plane of its own, where the CRD starts absent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flagValue, gatewayContainer, identityObjects, kustomize } from '../cluster/deploy.js';
 import { kubectl, pkiPath, provided, usePrivateCluster, waitFor } from './context.js';
@@ -27,14 +27,73 @@ afterAll(async () => {
   await gateway?.stop();
 });
 
+/** The base rendered, its ServiceAccount and roles applied (not its CRD): the Deployment's gateway. */
+async function deployedBase() {
+  const rendered = await kustomize(provided('kubectlPath'), 'base');
+  const container = gatewayContainer(rendered);
+  expect(flagValue(container.args, 'install-crd')).toBe('false');
+  await applyObjects(identityObjects(rendered));
+  return { rendered, container };
+}
+
+/** A gateway started as the Deployment starts it, with a TokenRequest token of the base's RBAC. */
+async function startAsDeployed(container: Awaited<ReturnType<typeof deployedBase>>['container']) {
+  const kubeconfig = await serviceAccountKubeconfig(
+    container.namespace,
+    container.serviceAccountName,
+    tempDir('nl-crd-'),
+  );
+  return startDeployedGateway(container, {
+    kubeconfig,
+    // The kubelet would mount the Secret here; the cluster's test PKI stands in (SANs for loopback).
+    flags: { 'tls-cert-file': pkiPath('serving.crt'), 'tls-key-file': pkiPath('serving.key') },
+  });
+}
+
 describe('the base without its CRD applied yet', () => {
+  // The kubelet sends SIGTERM to a pod deleted (or rolled) while it still waits for the CRD.
+  it('a gateway waiting for the CRD stops cleanly on SIGTERM: exit code 0 and a log line', {
+    timeout: 120_000,
+  }, async () => {
+    const { container } = await deployedBase();
+    await expect(kubectl(['get', CRD])).rejects.toThrow(/NotFound|not found/);
+    const gw = await startAsDeployed(container);
+    try {
+      const waiting = await waitFor(
+        'the gateway logs that the CRD is missing',
+        async () =>
+          gw.child.exitCode !== null || gw.output().includes('nodeloadrules.example.com is not installed'),
+        { timeoutMs: 90_000 },
+      );
+      expect(waiting).toBe(true);
+      expect(gw.child.exitCode, gw.output().slice(-2000)).toBeNull();
+    } finally {
+      // SIGTERM, then the exit code.
+      const code = await gw.stop();
+      expect(code, gw.output().slice(-2000)).toBe(0);
+    }
+    const lines = gw
+      .output()
+      .split('\n')
+      .flatMap((l) => {
+        try {
+          return [JSON.parse(l) as { msg?: string; signal?: string; started?: boolean }];
+        } catch {
+          return [];
+        }
+      });
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: 'shutting down', signal: 'SIGTERM', started: false }),
+    );
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'stopped before the start finished' }));
+    expect(gw.output()).not.toContain('gateway started');
+    expect(permissionErrors(gw.output())).toEqual([]);
+  });
+
   it('the ServiceAccount may get the CRD only; the gateway waits for it without a refused request, then gets ready', {
     timeout: 180_000,
   }, async () => {
-    const rendered = await kustomize(provided('kubectlPath'), 'base');
-    const container = gatewayContainer(rendered);
-    expect(flagValue(container.args, 'install-crd')).toBe('false');
-    await applyObjects(identityObjects(rendered));
+    const { rendered, container } = await deployedBase();
     const sa = `system:serviceaccount:${container.namespace}:${container.serviceAccountName}`;
     // kubectl auth can-i answers "no" with exit code 1.
     const canI = (verb: string, resource: string) =>
@@ -48,16 +107,7 @@ describe('the base without its CRD applied yet', () => {
     expect(await canI('update', CRD)).toBe(false);
     await expect(kubectl(['get', CRD])).rejects.toThrow(/NotFound|not found/);
 
-    const kubeconfig = await serviceAccountKubeconfig(
-      container.namespace,
-      container.serviceAccountName,
-      tempDir('nl-crd-'),
-    );
-    gateway = await startDeployedGateway(container, {
-      kubeconfig,
-      // The kubelet would mount the Secret here; the cluster's test PKI stands in (SANs for loopback).
-      flags: { 'tls-cert-file': pkiPath('serving.crt'), 'tls-key-file': pkiPath('serving.key') },
-    });
+    gateway = await startAsDeployed(container);
     const gw = gateway;
     const base = `http://127.0.0.1:${gw.httpPort}`;
     const waiting = await waitFor(
@@ -89,7 +139,7 @@ describe('the base without its CRD applied yet', () => {
     expect(gw.child.exitCode, gw.output().slice(-2000)).toBeNull();
     expect(gw.output()).toContain('CRD installed and Established');
     expect(permissionErrors(gw.output())).toEqual([]);
-    // Ready answers before the start has finished; its shutdown handlers come with the end of it.
+    // Ready answers before the start has finished (the leader election's first round is still to come).
     await waitFor('"gateway started" in the log', async () => gw.output().includes('gateway started'));
     expect(await gw.stop()).toBe(0);
     expect(permissionErrors(gw.output())).toEqual([]);
