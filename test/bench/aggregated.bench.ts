@@ -15,7 +15,11 @@ import https from 'node:https';
 import { parseArgs } from 'node:util';
 import { ensureCrd } from '../../src/operator/install-crd.js';
 import { createLogger } from '../../src/server/log.js';
-import { registerLocalApiService, waitForApiServiceAvailable } from '../cluster/apiservice.js';
+import {
+  registerLocalApiService,
+  unregisterLocalApiService,
+  waitForApiServiceAvailable,
+} from '../cluster/apiservice.js';
 import { freePorts } from '../cluster/controlplane.js';
 import { createFakeNodes, type FakeNodeSpec, listFakeNodes, loadKubeConfig } from '../cluster/nodes.js';
 import {
@@ -263,6 +267,9 @@ export async function runAggregatedBench(
     return report(opts, series, idle);
   } finally {
     client.close();
+    // An APIService left pointing at a stopped gateway fails discovery of the group, which stalls the
+    // namespace controller (and so the other benches' cleanup) on a shared cluster.
+    await unregisterLocalApiService(kc);
     if (gateway.child) await stopChild(gateway.child);
   }
 }
