@@ -21,9 +21,9 @@ import {
   createFakeNodes,
   type FakeNodeSpec,
   isApiException,
+  isNodeReady,
   listFakeNodes,
   loadKubeConfig,
-  waitForNodesReady,
 } from '../cluster/nodes.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -252,8 +252,29 @@ export async function ensureBenchNodes(kubeconfig: string, count: number): Promi
       ),
     ),
   );
-  await waitForNodesReady(kubeconfig, names, { timeoutMs: Math.max(120_000, count * 60), intervalMs: 500 });
+  await waitForBenchNodesReady(kubeconfig, names, Math.max(120_000, count * 60));
   return names;
+}
+
+/**
+ * Every named node seen Ready at least once, from one list per pass: at thousands of KWOK nodes a read per
+ * node per pass takes minutes, and on a saturated box some nodes flap NotReady for a moment when KWOK
+ * renews their leases late (a scheduler treats those as the cluster it is).
+ */
+async function waitForBenchNodesReady(kubeconfig: string, names: string[], timeoutMs: number): Promise<void> {
+  const wanted = new Set(names);
+  const seenReady = new Set<string>();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const n of await listFakeNodes(kubeconfig, BENCH_NODE_PREFIX).catch(() => []))
+      if (n.metadata?.name && wanted.has(n.metadata.name) && isNodeReady(n)) seenReady.add(n.metadata.name);
+    if (seenReady.size === wanted.size) return;
+    if (Date.now() > deadline)
+      throw new Error(
+        `${wanted.size - seenReady.size} of ${wanted.size} bench nodes never Ready in ${timeoutMs / 1000} s`,
+      );
+    await sleep(1000);
+  }
 }
 
 /** Creates the namespace if missing. */
