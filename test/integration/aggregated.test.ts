@@ -374,18 +374,22 @@ describe('aggregated API nodeload.example.com/v1alpha1', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as { type: string; object: NodeLoadObject });
     const forB = events.filter((e) => e.object.metadata.name === nodeB);
-    expect(forB.map((e) => e.type)).toEqual(['MODIFIED']);
+    // The replay comes first; while the watch stays open (2 s) the pod's own progress (bound, then
+    // Running under KWOK) may legitimately change the node again, as later MODIFIED events.
+    expect(forB.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(forB.map((e) => e.type))).toEqual(new Set(['MODIFIED']));
     expect(forB[0]?.object.status.pods).toBe(podsBefore + 1);
     expect(Number(forB[0]?.object.metadata.resourceVersion)).toBeGreaterThan(listRv);
+    const lastB = forB.at(-1);
     // nodeA did not change: no event for it (its heartbeats and pod status updates leave the figures alone).
     expect(events.filter((e) => e.object.metadata.name === nodeA)).toEqual([]);
     const after = await rawList();
     expect(Number(after.metadata.resourceVersion)).toBeGreaterThanOrEqual(
-      Number(forB[0]?.object.metadata.resourceVersion),
+      Number(lastB?.object.metadata.resourceVersion),
     );
-    expect(after.items.find((o) => o.metadata.name === nodeB)?.metadata.resourceVersion).toBe(
-      forB[0]?.object.metadata.resourceVersion,
-    );
+    expect(
+      Number(after.items.find((o) => o.metadata.name === nodeB)?.metadata.resourceVersion),
+    ).toBeGreaterThanOrEqual(Number(lastB?.object.metadata.resourceVersion));
   });
 
   it('lists the NodeLoadRules a node is eligible for', async () => {
