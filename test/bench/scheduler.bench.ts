@@ -169,6 +169,10 @@ export async function startGateway(
         ...(process.env['NODELOAD_BENCH_PROFILE'] === '1'
           ? ['--cpu-prof', `--cpu-prof-dir=${path.join(cluster.workDir, 'profile')}`]
           : []),
+        // NODELOAD_BENCH_HEAP_PROFILE=1: V8's sampling heap profile (where the live memory was allocated).
+        ...(process.env['NODELOAD_BENCH_HEAP_PROFILE'] === '1'
+          ? ['--heap-prof', `--heap-prof-dir=${path.join(cluster.workDir, 'heap-profile')}`]
+          : []),
       ],
     },
   );
