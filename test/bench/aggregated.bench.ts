@@ -21,11 +21,12 @@ import {
   waitForApiServiceAvailable,
 } from '../cluster/apiservice.js';
 import { freePorts } from '../cluster/controlplane.js';
-import { createFakeNodes, type FakeNodeSpec, listFakeNodes, loadKubeConfig } from '../cluster/nodes.js';
+import { loadKubeConfig } from '../cluster/nodes.js';
 import {
-  BENCH_NODE_PREFIX,
+  adminAgent,
   type BenchCluster,
   type BenchReport,
+  ensureBenchNodes,
   fmt,
   type LatencySummary,
   log,
@@ -35,8 +36,6 @@ import {
   sleep,
   stopChild,
   summarize,
-  ZONE_LABEL,
-  ZONES,
 } from './lib.js';
 import { startGateway } from './scheduler.bench.js';
 
@@ -86,16 +85,7 @@ interface IdleRates {
 
 /** A keep-alive client for the API server with the admin certificate; loopback only. */
 function apiClient(cluster: BenchCluster, concurrency: number) {
-  const { state } = cluster;
-  const base = new URL(state.apiserverUrl);
-  if (base.hostname !== '127.0.0.1') throw new Error(`refusing a non-loopback API server: ${base.host}`);
-  const agent = new https.Agent({
-    keepAlive: true,
-    maxSockets: concurrency,
-    ca: readFileSync(state.pki.caCert),
-    cert: readFileSync(state.pki.adminCert),
-    key: readFileSync(state.pki.adminKey),
-  });
+  const { base, agent } = adminAgent(cluster, concurrency);
   const get = (path: string, accept: string) =>
     new Promise<Sample & { status: number; body: Buffer }>((resolve, reject) => {
       const started = performance.now();
@@ -156,36 +146,6 @@ async function listMany(
   return samples;
 }
 
-/**
- * KWOK nodes bench-node-000… as the other benches make them (lib's ensureBenchNodes), created here
- * without its per-node Ready wait: a list does not need Ready nodes, and at 5,000 nodes on a busy
- * 2-core box some always flap NotReady (KWOK renews their leases late), so that wait never ended.
- */
-async function ensureNodes(kubeconfig: string, count: number): Promise<void> {
-  const existing = new Set((await listFakeNodes(kubeconfig, BENCH_NODE_PREFIX)).map((n) => n.metadata?.name));
-  const missing: FakeNodeSpec[] = [];
-  for (let i = 0; i < count; i++) {
-    const name = `${BENCH_NODE_PREFIX}-${String(i).padStart(3, '0')}`;
-    if (!existing.has(name))
-      missing.push({
-        name,
-        cpu: 8,
-        memory: '32Gi',
-        labels: { [ZONE_LABEL]: ZONES[i % ZONES.length] as string },
-      });
-  }
-  log(`${existing.size} bench nodes exist, creating ${missing.length}`);
-  const writers = 8;
-  await Promise.all(
-    Array.from({ length: writers }, (_, w) =>
-      createFakeNodes(
-        kubeconfig,
-        missing.filter((_, i) => i % writers === w),
-      ),
-    ),
-  );
-}
-
 async function waitForNodeLoads(client: Client, count: number): Promise<void> {
   const deadline = Date.now() + 180_000;
   let last = '';
@@ -213,7 +173,7 @@ export async function runAggregatedBench(
   log(`aggregated bench: ${opts.nodes} KWOK nodes`);
   const kc = loadKubeConfig(state.kubeconfig);
   await ensureCrd(kc, createLogger('silent')); // the gateway's cache watches NodeLoadRules
-  await ensureNodes(state.kubeconfig, opts.nodes);
+  await ensureBenchNodes(state.kubeconfig, opts.nodes);
   const [httpsPort] = (await freePorts(1)) as [number];
   const gateway = await startGateway(cluster, [
     `--https-port=${httpsPort}`,

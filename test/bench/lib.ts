@@ -4,6 +4,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -224,6 +225,24 @@ export async function acquireCluster(opts: { scheduler: boolean }): Promise<Benc
       await cleanWorkDir();
     },
   };
+}
+
+/**
+ * The cluster's API server URL and a keep-alive agent with the admin client certificate, for the benches'
+ * lean clients (pod creation, list timing); refuses anything but loopback.
+ */
+export function adminAgent(cluster: BenchCluster, maxSockets: number): { base: URL; agent: https.Agent } {
+  const { state } = cluster;
+  const base = new URL(state.apiserverUrl);
+  if (base.hostname !== '127.0.0.1') throw new Error(`refusing a non-loopback API server: ${base.host}`);
+  const agent = new https.Agent({
+    keepAlive: true,
+    maxSockets,
+    ca: readFileSync(state.pki.caCert),
+    cert: readFileSync(state.pki.adminCert),
+    key: readFileSync(state.pki.adminKey),
+  });
+  return { base, agent };
 }
 
 /** Ready KWOK nodes bench-node-000…: 8 CPU, 32 GiB, 110 pods, spread over four zones. Idempotent. */

@@ -1,11 +1,11 @@
 // One benchmark phase: create N pods for one scheduler, wait until all are bound, check placements,
 // delete them; and the pooling of a scheduler's rounds.
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import { CoreV1Api, type KubeConfig, type V1Pod, Watch } from '@kubernetes/client-node';
 import { toNodeInfo, toPodInfo } from '../../src/cluster/convert.js';
 import {
+  adminAgent,
   BENCH_NODE_PREFIX,
   type BenchCluster,
   fmt,
@@ -250,16 +250,8 @@ function watchBindings(
  * certificate): a lean client, so the creator takes as little of the 2 cores as it can.
  */
 async function createAll(cluster: BenchCluster, bodies: V1Pod[], concurrency: number) {
-  const { state } = cluster;
-  const url = new URL(`${state.apiserverUrl}/api/v1/namespaces/${SCHED_NAMESPACE}/pods`);
-  if (url.hostname !== '127.0.0.1') throw new Error(`refusing a non-loopback API server: ${url.host}`);
-  const agent = new https.Agent({
-    keepAlive: true,
-    maxSockets: concurrency,
-    ca: readFileSync(state.pki.caCert),
-    cert: readFileSync(state.pki.adminCert),
-    key: readFileSync(state.pki.adminKey),
-  });
+  const { base, agent } = adminAgent(cluster, concurrency);
+  const url = new URL(`/api/v1/namespaces/${SCHED_NAMESPACE}/pods`, base);
   const post = (body: string) =>
     new Promise<void>((resolve, reject) => {
       const req = https.request(
