@@ -5,12 +5,13 @@
  * subscriber. Fields are plain property reads; the few derived ones (a candidate's verdict) come from
  * `candidateViews`, memoized per decision object, so N subscribers cost one derivation, not N.
  */
-import type {
-  Candidate,
-  Decision,
-  DecisionPreemption,
-  DecisionRule,
-  PreemptionVictim,
+import {
+  type Candidate,
+  candidateScores,
+  type Decision,
+  type DecisionPreemption,
+  type DecisionRule,
+  type PreemptionVictim,
 } from '../scheduler/explain.js';
 import type { FilterReason } from '../scheduler/framework/types.js';
 import type {
@@ -182,7 +183,7 @@ const CandidateRef = builder.objectRef<CandidateView>('Candidate').implement({
     scores: t.field({
       type: [ScoreContributionRef],
       description: "Each Score plugin's contribution (empty for infeasible nodes).",
-      resolve: (v) => v.candidate.scores ?? [],
+      resolve: (v) => candidateScores(v.candidate) ?? [],
     }),
     rank: t.int({
       nullable: true,

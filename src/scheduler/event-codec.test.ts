@@ -7,7 +7,13 @@ import {
   MAX_NOTE_BYTES,
   truncateBytes,
 } from './event-codec.js';
-import { buildCandidates, type Decision, decisionRules, unschedulableMessage } from './explain.js';
+import {
+  buildCandidates,
+  type Decision,
+  decisionRules,
+  settleScores,
+  unschedulableMessage,
+} from './explain.js';
 import { defaultProfile, NOW, node, pod, rule, decide as runDecide } from './testing.js';
 
 function decide(nodeCount: number, allowed: string[], burst = false): Decision {
@@ -71,7 +77,9 @@ describe('decision events', () => {
     expect(back).toBeDefined();
     const { rebuilt, ...rest } = back as Decision;
     expect(rebuilt).toBe(true);
-    // Scores and margins are kept to 2 decimals; compare with the same rounding.
+    // Scores and margins are kept to 2 decimals; compare with the same rounding (and with the score
+    // parts built, as the decoded ones are).
+    for (const c of d.candidates) settleScores(c);
     const round = (x: unknown) =>
       JSON.parse(JSON.stringify(x, (_k, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)));
     expect(round(rest)).toEqual(round(d));

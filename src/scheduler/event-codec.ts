@@ -88,7 +88,7 @@ function compactCandidate(c: Candidate): CompactCandidate {
     c.node,
     c.feasible ? 1 : 0,
     c.score === undefined ? null : round2(c.score),
-    c.scores ? c.scores.map((x) => [x.plugin, x.weight, round2(x.score)]) : null,
+    c.scoreParts ? c.scoreParts.scores.map((x) => [x.plugin, x.weight, round2(x.score)]) : null,
     c.rank ?? null,
     c.load ? compactLoad(c.load) : null,
     c.reasons.map((r): CompactReason => {
@@ -243,9 +243,10 @@ function decodeCandidate(
   if (load) c.load = load;
   if (typeof v[2] === 'number') c.score = v[2];
   if (Array.isArray(v[3])) {
-    c.scores = (v[3] as Json[]).map(
+    const scores = (v[3] as Json[]).map(
       (x): ScoreContribution => ({ plugin: str(x?.[0]), weight: num(x?.[1]), score: num(x?.[2]) }),
     );
+    c.scoreParts = { scores };
   }
   if (typeof v[4] === 'number') c.rank = v[4];
   const burst = decodeBurst(v[8]);

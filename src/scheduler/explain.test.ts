@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { buildCandidates, NO_NODES_MESSAGE, scheduledMessage, unschedulableMessage } from './explain.js';
+import {
+  buildCandidates,
+  type Candidate,
+  candidateScores,
+  NO_NODES_MESSAGE,
+  scheduledMessage,
+  settleScores,
+  unschedulableMessage,
+} from './explain.js';
 import type { NodeVerdict } from './framework/verdict.js';
 import { decide, node, pod, rule } from './testing.js';
 
@@ -103,16 +111,26 @@ describe('buildCandidates', () => {
     ]);
     const best = candidates[0];
     // LoadAware's part: 100 − (cpu 25% + memory 0%) / 2, weighed 5; the total is Σ weight × score.
-    expect(best?.scores?.find((s) => s.plugin === 'LoadAware')).toEqual({
+    const scores = best ? candidateScores(best) : undefined;
+    expect(scores?.find((s) => s.plugin === 'LoadAware')).toEqual({
       plugin: 'LoadAware',
       weight: 5,
       score: 100 - (25 + 0) / 2,
     });
-    expect(best?.score).toBeCloseTo(
-      best?.scores?.reduce((t, s) => t + s.weight * s.score, 0) ?? Number.NaN,
-      9,
-    );
-    expect(candidates[2]?.scores).toBeUndefined();
+    expect(best?.score).toBeCloseTo(scores?.reduce((t, s) => t + s.weight * s.score, 0) ?? Number.NaN, 9);
+    expect(candidateScores(candidates[2] as Candidate)).toBeUndefined();
     expect(candidates[2]?.reasons.map((r) => r.plugin)).toEqual(['NodeResourcesFit']);
+  });
+
+  it('settles a kept candidate: its score parts built, the cycle’s score table no longer referenced', () => {
+    const nodes = [node('a', { cpu: '8' }), node('b')];
+    const { verdicts, ranked } = decide(pod('p', { cpu: '1' }), { nodes });
+    const best = buildCandidates(verdicts, ranked)[0] as Candidate;
+    expect(best.scoreParts).toBe(ranked[0]);
+    const parts = ranked[0]?.scores;
+    settleScores(best);
+    expect(best.scoreParts).not.toBe(ranked[0]);
+    expect(Object.keys(best.scoreParts ?? {})).toEqual(['scores']);
+    expect(candidateScores(best)).toBe(parts);
   });
 });

@@ -18,10 +18,18 @@ export type DecisionEngine = 'native' | 'extender';
 export interface Candidate extends NodeVerdict {
   /** Σ weight × normalized score over the profile's Score plugins. */
   score?: number;
-  /** Each Score plugin's part of `score`. */
-  scores?: ScoreContribution[];
+  /**
+   * Where each Score plugin's part of `score` is read (candidateScores): the node's row of the cycle's
+   * score table, built on first read, or the parts themselves once materialized (history, Events).
+   */
+  scoreParts?: { readonly scores: ScoreContribution[] };
   /** 1 = chosen (or would have been); feasible nodes only. */
   rank?: number;
+}
+
+/** Each Score plugin's part of the candidate's score; undefined for infeasible nodes. */
+export function candidateScores(c: Candidate): ScoreContribution[] | undefined {
+  return c.scoreParts?.scores;
 }
 
 export interface DecisionRule {
@@ -139,23 +147,43 @@ function byNode(a: { node: string }, b: { node: string }): number {
 
 /**
  * Verdicts and scores → candidates, feasible ones in rank order first. The verdict objects are this
- * cycle's own, so they are extended in place rather than copied.
+ * cycle's own, so they are extended in place rather than copied — with plain data properties only: an
+ * accessor (or a closure per candidate) turned every verdict into a dictionary-mode object and kept the
+ * whole cycle reachable from each one the history kept, ~1.4 KB per candidate.
  */
 export function buildCandidates(verdicts: NodeVerdict[], ranked: readonly RankedNode[]): Candidate[] {
-  const byName = new Map<string, Candidate>();
-  for (const v of verdicts) byName.set(v.node, v);
-  const feasible: Candidate[] = [];
-  ranked.forEach((s, i) => {
-    const c = byName.get(s.node);
-    if (!c) return;
+  const rowOf = new Map<string, number>();
+  for (let i = 0; i < ranked.length; i++) rowOf.set((ranked[i] as RankedNode).node, i);
+  const feasible: Candidate[] = new Array(ranked.length);
+  let found = 0;
+  const infeasible: Candidate[] = [];
+  for (const v of verdicts) {
+    const i = v.feasible ? rowOf.get(v.node) : undefined;
+    if (i === undefined) {
+      if (!v.feasible) infeasible.push(v);
+      continue;
+    }
+    const s = ranked[i] as RankedNode;
+    const c: Candidate = v;
     c.score = s.score;
-    // Read through, so the per-plugin parts are built only for candidates someone looks at.
-    Object.defineProperty(c, 'scores', { get: () => s.scores, enumerable: true, configurable: true });
+    // The per-plugin parts are built only for candidates someone reads.
+    c.scoreParts = s;
     c.rank = i + 1;
-    feasible.push(c);
-  });
-  const infeasible = verdicts.filter((v) => !v.feasible).sort(byNode);
-  return [...feasible, ...infeasible];
+    feasible[i] = c;
+    found++;
+  }
+  const ordered = found === ranked.length ? feasible : feasible.filter((c) => c !== undefined);
+  infeasible.sort(byNode);
+  for (const c of infeasible) ordered.push(c);
+  return ordered;
+}
+
+/**
+ * Builds the candidate's score parts and drops its reference to the cycle's score table (which holds
+ * every feasible node's row), for a decision kept long after its cycle.
+ */
+export function settleScores(c: Candidate): void {
+  if (c.scoreParts) c.scoreParts = { scores: c.scoreParts.scores };
 }
 
 /**

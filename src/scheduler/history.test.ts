@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Candidate, Decision } from './explain.js';
-import { DecisionHistory, InvalidCursorError } from './history.js';
+import { candidateBytes, DecisionHistory, InvalidCursorError } from './history.js';
 import { NOW } from './testing.js';
 
 function decision(i: number, o: Partial<Decision> = {}, candidates = 1): Decision {
@@ -99,8 +99,9 @@ describe('DecisionHistory', () => {
     expect(h.query().items.map((d) => d.id)).toEqual(['d9', 'd8', 'd7', 'd6']);
   });
 
-  it('evicts the oldest beyond maxCandidates, keeping at least the newest', () => {
-    const h = new DecisionHistory({ maxCandidates: 10 });
+  it('evicts the oldest beyond maxBytes, keeping at least the newest', () => {
+    const one = candidateBytes(decision(0).candidates[0] as Candidate);
+    const h = new DecisionHistory({ maxBytes: 10 * one });
     for (let i = 0; i < 5; i++) h.add(decision(i, {}, 4));
     expect(h.query().items.map((d) => d.id)).toEqual(['d4', 'd3']);
     h.add(decision(9, {}, 50));
@@ -108,7 +109,8 @@ describe('DecisionHistory', () => {
   });
 
   it('summarizes old decisions before evicting any, keeping the best nodes and one per reason', () => {
-    const h = new DecisionHistory({ maxCandidates: 300 });
+    const plain = candidateBytes(decision(0).candidates[0] as Candidate);
+    const h = new DecisionHistory({ maxBytes: 300 * plain + 300 * (80 + plain) });
     const big = (i: number): Decision => {
       const d = decision(i, {}, 20);
       const infeasible = Array.from({ length: 100 }, (_, k) => ({

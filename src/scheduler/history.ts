@@ -1,11 +1,18 @@
 /**
  * The bounded in-memory history of decisions, newest first, with filters and cursor pagination.
- * Bounded twice: by the number of decisions and by the candidates they hold in total, since one
- * decision on a 5 000-node cluster carries 5 000 verdicts. Over the candidate budget, older decisions
- * first lose their detail (keeping the best feasible nodes and one node per distinct reason; see
- * candidatesOmitted) and only then are evicted, so a large cluster still has a long history.
+ * Bounded twice: by the number of decisions and by the bytes their candidates hold (estimated; see
+ * candidateBytes), since one decision on a large cluster carries hundreds of verdicts with their load
+ * figures. Over the byte budget, older decisions first lose their detail (keeping the best feasible
+ * nodes and one node per distinct reason; see candidatesOmitted) and only then are evicted, so a large
+ * cluster still has a long history.
  */
-import { type Decision, type DecisionResult, keyCandidates } from './explain.js';
+import {
+  type Candidate,
+  type Decision,
+  type DecisionResult,
+  keyCandidates,
+  settleScores,
+} from './explain.js';
 
 export interface HistoryQuery {
   namespace?: string;
@@ -31,18 +38,40 @@ export interface HistoryPage {
 
 export interface HistoryLimits {
   maxDecisions?: number;
-  maxCandidates?: number;
+  /** What the decisions' candidates may hold, in (estimated) bytes. */
+  maxBytes?: number;
 }
 
 interface Entry {
   seq: number;
   timeMs: number;
   decision: Decision;
+  /** Estimated bytes of its candidates. */
+  bytes: number;
   summarized?: boolean;
 }
 
 export const DEFAULT_MAX_DECISIONS = 2000;
-export const DEFAULT_MAX_CANDIDATES = 100_000;
+/** 64 MiB: ~100,000 candidates with their load figures (~240 full decisions at 1,000 nodes). */
+export const DEFAULT_MAX_BYTES = 64 * 2 ** 20;
+
+/**
+ * A candidate's retained size, estimated: measured in heap snapshots of the scheduler at 1,000 nodes,
+ * a feasible node with its load figures and score row holds ~670 bytes; each reason adds its object
+ * and its detail string, each rule check its object and margins.
+ */
+export function candidateBytes(c: Candidate): number {
+  let bytes = 400 + (c.load ? 280 : 0);
+  for (const r of c.reasons) bytes += 80 + 2 * r.detail.length;
+  bytes += 120 * c.rules.length;
+  return bytes;
+}
+
+function decisionBytes(d: Decision): number {
+  let bytes = 0;
+  for (const c of d.candidates) bytes += candidateBytes(c);
+  return bytes;
+}
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 500;
 
@@ -76,14 +105,20 @@ export class DecisionHistory {
   /** Entries before this index are summarized already. */
   private summarizeFrom = 0;
   private readonly byId = new Map<string, Entry>();
-  private candidates = 0;
+  /** The estimated bytes held by the candidates of the decisions kept. */
+  private held = 0;
   private seq = 0;
   readonly maxDecisions: number;
-  readonly maxCandidates: number;
+  readonly maxBytes: number;
 
   constructor(limits: HistoryLimits = {}) {
     this.maxDecisions = Math.max(1, limits.maxDecisions ?? DEFAULT_MAX_DECISIONS);
-    this.maxCandidates = Math.max(1, limits.maxCandidates ?? DEFAULT_MAX_CANDIDATES);
+    this.maxBytes = Math.max(1, limits.maxBytes ?? DEFAULT_MAX_BYTES);
+  }
+
+  /** The estimated bytes the kept decisions' candidates hold. */
+  get bytes(): number {
+    return this.held;
   }
 
   get size(): number {
@@ -92,10 +127,15 @@ export class DecisionHistory {
 
   add(decision: Decision): void {
     if (this.byId.has(decision.id)) return;
-    const entry: Entry = { seq: this.seq++, timeMs: Date.parse(decision.time) || 0, decision };
+    const entry: Entry = {
+      seq: this.seq++,
+      timeMs: Date.parse(decision.time) || 0,
+      decision,
+      bytes: decisionBytes(decision),
+    };
     this.entries.push(entry);
     this.byId.set(decision.id, entry);
-    this.candidates += decision.candidates.length;
+    this.held += entry.bytes;
     this.evict();
   }
 
@@ -107,9 +147,9 @@ export class DecisionHistory {
     const all = this.entries.slice(this.start);
     for (const d of decisions) {
       if (this.byId.has(d.id)) continue;
-      const entry: Entry = { seq: 0, timeMs: Date.parse(d.time) || 0, decision: d };
+      const entry: Entry = { seq: 0, timeMs: Date.parse(d.time) || 0, decision: d, bytes: decisionBytes(d) };
       this.byId.set(d.id, entry);
-      this.candidates += d.candidates.length;
+      this.held += entry.bytes;
       all.push(entry);
     }
     all.sort((a, b) => a.timeMs - b.timeMs);
@@ -157,13 +197,13 @@ export class DecisionHistory {
   private evict(): void {
     // Summarize the oldest decisions (never the newest) until the candidates fit the budget.
     this.summarizeFrom = Math.max(this.summarizeFrom, this.start);
-    while (this.candidates > this.maxCandidates && this.summarizeFrom < this.entries.length - 1) {
+    while (this.held > this.maxBytes && this.summarizeFrom < this.entries.length - 1) {
       this.summarize(this.entries[this.summarizeFrom++] as Entry);
     }
-    while (this.size > this.maxDecisions || (this.candidates > this.maxCandidates && this.size > 1)) {
+    while (this.size > this.maxDecisions || (this.held > this.maxBytes && this.size > 1)) {
       const e = this.entries[this.start++] as Entry;
       this.byId.delete(e.decision.id);
-      this.candidates -= e.decision.candidates.length;
+      this.held -= e.bytes;
     }
     if (this.start > 1024 && this.start * 2 > this.entries.length) {
       this.entries = this.entries.slice(this.start);
@@ -178,9 +218,13 @@ export class DecisionHistory {
     e.summarized = true;
     const d = e.decision;
     const kept = keyCandidates(d.candidates);
+    // The kept ones must not hold on to the cycle's score table (every feasible node's row).
+    for (const c of kept) settleScores(c);
     const dropped = d.candidates.length - kept.length;
     if (dropped <= 0) return;
     e.decision = { ...d, candidates: kept, candidatesOmitted: (d.candidatesOmitted ?? 0) + dropped };
-    this.candidates -= dropped;
+    const bytes = decisionBytes(e.decision);
+    this.held -= e.bytes - bytes;
+    e.bytes = bytes;
   }
 }

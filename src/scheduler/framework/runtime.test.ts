@@ -158,7 +158,7 @@ describe('runScores', () => {
       ],
     });
     const candidate = buildCandidates(runFilters(profile, ctx).verdicts, ranked)[0];
-    expect({ ...candidate }.scores).toEqual(ranked[0]?.scores);
+    expect(candidate?.scoreParts?.scores).toEqual(ranked[0]?.scores);
   });
 
   it('breaks ties by node name, whatever the snapshot order', () => {
