@@ -91,10 +91,10 @@ function selectNodes(snapshot: Snapshot, names: readonly string[] | undefined) {
 export function runCycle(input: CycleInput): CycleResult {
   const { snapshot, loads, namespaces } = input;
   const { nodes, unknown } = selectNodes(snapshot, input.nodeNames);
-  for (const n of nodes) n.load = loads.get(n.name);
   const ctx: CycleContext = {
     pod: input.pod,
     snapshot,
+    loads,
     rules: input.rules,
     loadOptions: input.loadOptions,
     now: input.now,

@@ -222,6 +222,7 @@ export function runFilters(
   while (examined < count && feasible.length < numToFind) {
     const node = nodes[(start + examined) % count] as NodeSnapshot;
     examined++;
+    if (ctx.loads) node.load = ctx.loads.get(node.name);
     const verdict = filterWithNominated(profile, pre, ctx, node);
     if (verdict.feasible) feasible.push(node);
     verdicts.push(verdict);

@@ -10,7 +10,7 @@
  * snapshot; only PreBind/Bind do I/O, through what the runtime hands them.
  */
 import type { PodInfo } from '../../cluster/model.js';
-import type { LoadOptions } from '../../load/types.js';
+import type { LoadOptions, NodeLoad } from '../../load/types.js';
 import type { NodeLoadRule } from '../../rules/types.js';
 import type { NominatedPods } from './nominator.js';
 import type { NodeSnapshot, Snapshot } from './snapshot.js';
@@ -46,6 +46,11 @@ export interface CycleContext {
   namespaceLabels(namespace: string): Record<string, string> | undefined;
   /** Pods nominated to nodes by preemption: Filter holds their room against lower priorities. */
   nominated?: NominatedPods;
+  /**
+   * Every node's load: runFilters sets a node's `load` from it as it examines the node, so a cycle that
+   * samples a few hundred nodes of thousands touches only those. Absent: the nodes' `load` is set already.
+   */
+  loads?: ReadonlyMap<string, NodeLoad>;
 }
 
 export interface PreFilterResult {
