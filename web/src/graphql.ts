@@ -3,9 +3,10 @@
  * connections" mode: one streaming POST per subscription with `Accept: text/event-stream`, which is
  * yoga's default). fetch() with a body reader is used instead of EventSource so the operation travels
  * in a POST body and a stream can be aborted cleanly. Every request carries the session's token
- * (auth.ts); a 401 makes the page ask for one.
+ * (auth.ts). A refused token (a 401, an UNAUTHENTICATED error — a stream ended because its token was
+ * revoked) signs the page out: the token is dropped, streams stop reconnecting, the page asks for one.
  */
-import { authHeaders, noteUnauthenticated } from './auth.js';
+import { authHeaders, sessionRefused, storedToken } from './auth.js';
 import type { TypedDocumentString } from './gql/graphql.js';
 import { SseParser } from './sse.js';
 
@@ -19,6 +20,8 @@ export class GraphQLRequestError extends Error {
   constructor(
     message: string,
     readonly errors: GraphQLErrorShape[] = [],
+    /** The answer's HTTP status; a stream's errors arrive in a 200. */
+    readonly status = 200,
   ) {
     super(message);
   }
@@ -27,17 +30,6 @@ export class GraphQLRequestError extends Error {
 /** The endpoint relative to the page, so a path prefix in front of the gateway keeps working. */
 export function graphqlUrl(): string {
   return new URL('graphql', document.baseURI).toString();
-}
-
-/** The gateway's 401 body says why (no token, an expired one); fall back to the status. */
-function unauthenticatedMessage(body: string): string {
-  try {
-    const parsed = JSON.parse(body) as { message?: unknown };
-    if (typeof parsed.message === 'string') return parsed.message;
-  } catch {
-    // not JSON
-  }
-  return 'HTTP 401: the gateway needs a token';
 }
 
 /**
@@ -50,8 +42,42 @@ export function refusedPermission(err: unknown): string | undefined {
   return [...new Set(err.errors.map((e) => e.extensions?.permission ?? 'permission'))].join(', ');
 }
 
+/**
+ * Whether a failure means the gateway no longer accepts the session's token: an HTTP 401, or an
+ * UNAUTHENTICATED error (the last result of a stream whose token was revoked, a query whose token
+ * expired). The page then signs out instead of trying again. Anything else — the network, a stream
+ * the restarting gateway completed, a 503 while the API server cannot review tokens, FORBIDDEN — is
+ * retried (or shown) as before.
+ */
+export function endsSession(err: unknown): boolean {
+  if (!(err instanceof GraphQLRequestError)) return false;
+  return err.status === 401 || err.errors.some((e) => e.extensions?.code === 'UNAUTHENTICATED');
+}
+
 function errorText(errors: GraphQLErrorShape[]): string {
   return errors.map((e) => e.message).join('; ');
+}
+
+function parseJson<T>(text: string): T | undefined {
+  try {
+    return (JSON.parse(text) ?? undefined) as T | undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A failed answer as an error: the GraphQL errors of its body when it has them (a 401's say why), else its status. */
+function answerError(status: number, text: string): GraphQLRequestError {
+  const errors = parseJson<{ errors?: GraphQLErrorShape[] }>(text)?.errors;
+  if (errors?.length) return new GraphQLRequestError(errorText(errors), errors, status);
+  const excerpt = text.slice(0, 200);
+  return new GraphQLRequestError(`HTTP ${status}${excerpt ? `: ${excerpt}` : ' without data'}`, [], status);
+}
+
+/** `err`, once the page is signed out if it says the gateway refused `token`. */
+function signOutIfRefused(token: string | undefined, err: GraphQLRequestError): GraphQLRequestError {
+  if (endsSession(err)) sessionRefused(token, err.message);
+  return err;
 }
 
 /** Runs a generated operation: its result and variables are typed from the schema (web/src/gql). */
@@ -60,10 +86,11 @@ export async function query<T, V>(
   variables: V,
   signal?: AbortSignal,
 ): Promise<T> {
+  const token = storedToken();
   const res = await fetch(graphqlUrl(), {
     method: 'POST',
     headers: {
-      ...authHeaders(),
+      ...authHeaders(token),
       'content-type': 'application/json',
       accept: 'application/graphql-response+json, application/json',
     },
@@ -71,19 +98,15 @@ export async function query<T, V>(
     ...(signal ? { signal } : {}),
   });
   const text = await res.text();
-  if (res.status === 401) noteUnauthenticated(unauthenticatedMessage(text));
-  let body: { data?: T; errors?: GraphQLErrorShape[] };
-  try {
-    body = JSON.parse(text) as typeof body;
-  } catch {
-    throw new GraphQLRequestError(`HTTP ${res.status}: ${text.slice(0, 200) || res.statusText}`);
+  const body = parseJson<{ data?: T; errors?: GraphQLErrorShape[] }>(text);
+  if (!res.ok || body?.data === undefined || body.errors?.length) {
+    throw signOutIfRefused(token, answerError(res.status, text));
   }
-  if (body.errors?.length) throw new GraphQLRequestError(errorText(body.errors), body.errors);
-  if (!res.ok || body.data === undefined) throw new GraphQLRequestError(`HTTP ${res.status} without data`);
   return body.data;
 }
 
-export type StreamState = 'connecting' | 'live' | 'retrying';
+/** `signed-out`: the gateway refused the token, and the stream stopped for good (auth.ts). */
+export type StreamState = 'connecting' | 'live' | 'retrying' | 'signed-out';
 
 export interface SubscribeOptions<T> {
   onData(data: T): void;
@@ -96,7 +119,11 @@ export interface SubscribeOptions<T> {
 const MIN_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 10_000;
 
-/** Subscribes and keeps the subscription alive across server restarts; returns the function that stops it. */
+/**
+ * Subscribes and keeps the subscription alive across server restarts; returns the function that stops it.
+ * A stream the gateway refuses (401, or ended with UNAUTHENTICATED when its token was revoked) signs the
+ * page out and is not retried.
+ */
 export function subscribe<T, V>(
   document: TypedDocumentString<T, V>,
   variables: V,
@@ -112,19 +139,15 @@ export function subscribe<T, V>(
     opts.onState?.('connecting');
     let reason = 'stream ended';
     const started = Date.now();
+    const token = storedToken();
     try {
       const res = await fetch(graphqlUrl(), {
         method: 'POST',
-        headers: { ...authHeaders(), 'content-type': 'application/json', accept: 'text/event-stream' },
+        headers: { ...authHeaders(token), 'content-type': 'application/json', accept: 'text/event-stream' },
         body: JSON.stringify({ query: document.toString(), variables }),
         signal: controller.signal,
       });
-      if (res.status === 401) {
-        const message = unauthenticatedMessage(await res.text());
-        noteUnauthenticated(message);
-        throw new Error(message);
-      }
-      if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+      if (!res.ok || !res.body) throw answerError(res.status, await res.text());
       opts.onState?.('live');
       opts.onConnected?.();
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -150,6 +173,13 @@ export function subscribe<T, V>(
       }
     } catch (err) {
       reason = err instanceof Error ? err.message : String(err);
+      if (!stopped && endsSession(err)) {
+        stopped = true;
+        controller.abort();
+        opts.onState?.('signed-out', reason);
+        sessionRefused(token, reason);
+        return;
+      }
     }
     if (stopped) return;
     // A stream that stayed up a while was healthy: retry promptly, not after the last long backoff.

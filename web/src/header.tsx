@@ -12,11 +12,16 @@ export function Header(props: { state: DashboardState }) {
   let ready = 0;
   for (const n of nodes.values()) if (n.ready) ready++;
   const perMinute = decisions.filter((d) => now - Date.parse(d.time) < 60_000).length;
-  const offline = props.state.decisionStream === 'retrying';
+  const offline =
+    props.state.decisionStream === 'retrying'
+      ? 'offline'
+      : props.state.decisionStream === 'signed-out'
+        ? 'signed out'
+        : '';
   // The tab title carries what needs attention, for a dashboard left open in a background tab.
   useEffect(() => {
     const parts = [
-      offline ? 'offline' : '',
+      offline,
       pending.length ? `${pending.length} pending` : '',
       sample.over ? `${sample.over} over` : '',
     ];

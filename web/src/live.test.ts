@@ -8,6 +8,7 @@ import {
   trendSample,
 } from './live.js';
 import type { DecisionSummary, NodeView, RuleView } from './operations.js';
+import { Store } from './store.js';
 
 function decision(id: string, time: string): DecisionSummary {
   return {
@@ -159,6 +160,25 @@ describe('startLiveData for a user without get /scheduler/status', () => {
       check();
     });
   }
+
+  it('stops polling and streaming once the page is signed out', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    const auth = new Store({ required: false });
+    const live = startLiveData(undefined, auth);
+    try {
+      await vi.advanceTimersByTimeAsync(10_000);
+      const asked = sent.length;
+      expect(asked).toBeGreaterThan(0);
+      auth.set({ required: true });
+      expect(live.store.get().decisionStream).toBe('signed-out');
+      expect(live.store.get().loadStream).toBe('signed-out');
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(sent.length).toBe(asked);
+    } finally {
+      live.stop();
+      vi.useRealTimers();
+    }
+  });
 
   it('shows the pending pods, and the status as not permitted, naming the permission', async () => {
     const live = startLiveData();

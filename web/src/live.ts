@@ -1,8 +1,10 @@
 /**
  * Keeps the dashboard's state current: an initial load, two live streams (scheduling decisions and
  * node load changes), and modest polling for what has no stream (rules, pending pods, node list).
- * Stream bursts are coalesced so 1,000 nodes changing at once cost one render, not 1,000.
+ * Stream bursts are coalesced so 1,000 nodes changing at once cost one render, not 1,000. Once the
+ * gateway refuses the token (auth.ts) everything stops: signing in again reloads the page.
  */
+import { authState } from './auth.js';
 import type { TypedDocumentString } from './gql/graphql.js';
 import { query, refusedPermission, type StreamState, subscribe } from './graphql.js';
 import { percentile, pressure, strictestThresholds, UNCOVERED } from './model.js';
@@ -119,7 +121,10 @@ export interface LiveData {
   stop(): void;
 }
 
-export function startLiveData(store: Store<DashboardState> = new Store(initialState())): LiveData {
+export function startLiveData(
+  store: Store<DashboardState> = new Store(initialState()),
+  auth: Store<{ required: boolean }> = authState,
+): LiveData {
   const stops: (() => void)[] = [];
   const every = (ms: number, fn: () => void) => {
     const id = setInterval(fn, ms);
@@ -271,12 +276,19 @@ export function startLiveData(store: Store<DashboardState> = new Store(initialSt
     });
   });
 
-  return {
-    store,
-    stop() {
-      for (const stop of stops) stop();
-      if (pendingTimer) clearTimeout(pendingTimer);
-      if (loadTimer) clearTimeout(loadTimer);
-    },
+  const stop = () => {
+    for (const s of stops.splice(0)) s();
+    if (pendingTimer) clearTimeout(pendingTimer);
+    if (loadTimer) clearTimeout(loadTimer);
   };
+  // Signed out (a stream ended UNAUTHENTICATED, a query answered 401): no more polling, no reconnecting.
+  const signedOut = () => {
+    if (!auth.get().required) return;
+    stop();
+    store.set({ decisionStream: 'signed-out', loadStream: 'signed-out' });
+  };
+  stops.push(auth.subscribe(signedOut));
+  signedOut();
+
+  return { store, stop };
 }

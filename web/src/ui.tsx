@@ -1,6 +1,7 @@
 /** Small presentational pieces shared by the panels. */
 import type { ComponentChildren } from 'preact';
 import { formatPercent } from './format.js';
+import type { StreamState } from './graphql.js';
 import { heatColour, ratio } from './model.js';
 
 export function Panel(props: {
@@ -84,8 +85,15 @@ export function Empty(props: { children: ComponentChildren }) {
   return <p class="empty">{props.children}</p>;
 }
 
-export function LiveDot(props: { state: 'connecting' | 'live' | 'retrying'; label: string }) {
-  const text = props.state === 'live' ? 'live' : props.state === 'connecting' ? 'connecting' : 'reconnecting';
+const LIVE_TEXT: Record<StreamState, string> = {
+  live: 'live',
+  connecting: 'connecting',
+  retrying: 'reconnecting',
+  'signed-out': 'signed out',
+};
+
+export function LiveDot(props: { state: StreamState; label: string }) {
+  const text = LIVE_TEXT[props.state];
   return (
     <span class={`live ${props.state}`} title={`${props.label}: ${text}`}>
       <span class="dot" />
