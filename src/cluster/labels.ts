@@ -36,6 +36,20 @@ export function selectorMatches(sel: LabelSelector | undefined, labels: Record<s
   return true;
 }
 
+/**
+ * A label every object the selector matches must carry, as "key=value" (a matchLabels entry, or an In
+ * requirement with a single value); undefined when the selector requires none (Exists, NotIn, several
+ * values, empty). An index keyed by it only has to test the objects carrying that label.
+ */
+export function selectorAnchor(sel: LabelSelector | undefined): string | undefined {
+  if (!sel) return undefined;
+  for (const key in sel.matchLabels ?? {}) return `${key}=${sel.matchLabels?.[key]}`;
+  for (const req of sel.matchExpressions ?? []) {
+    if (req.operator === 'In' && req.values?.length === 1) return `${req.key}=${req.values[0]}`;
+  }
+  return undefined;
+}
+
 /** The selector with `key In (labels[key])` added for each key the labels have (matchLabelKeys). */
 export function withMatchLabelKeys(
   sel: LabelSelector | undefined,

@@ -97,17 +97,42 @@ describe('PodCountIndex through the Snapshot', () => {
       want: {},
     },
   ];
+  // Every case twice more with the matcher indexed by its anchor (every match carries app=web).
+  const anchored = (m: PodMatcher): PodMatcher => ({ ...m, key: `${m.key}|anchored`, anchor: 'app=web' });
   for (const c of cases) {
     for (const when of ['asked first', 'asked last'] as const) {
-      it(`${c.name} (${when})`, () => {
-        const s = snapshot();
-        const m = c.matcher ?? web('default');
-        if (when === 'asked first') counts(s, m);
-        c.run(s);
-        expect(counts(s, m)).toEqual(c.want);
-      });
+      for (const indexed of [false, true]) {
+        it(`${c.name} (${when}${indexed ? ', by anchor' : ''})`, () => {
+          const s = snapshot();
+          const plain = c.matcher ?? web('default');
+          const m = indexed ? anchored(plain) : plain;
+          if (when === 'asked first') counts(s, m);
+          c.run(s);
+          expect(counts(s, m)).toEqual(c.want);
+        });
+      }
     }
   }
+
+  it('tests an anchored matcher only against pods carrying its anchor label', () => {
+    const s = snapshot();
+    const tested: string[] = [];
+    const m: PodMatcher = {
+      key: 'web-anchored',
+      namespaces: new Set(['default']),
+      anchor: 'app=web',
+      matches: (p) => {
+        tested.push(p.name);
+        return p.namespace === 'default' && p.labels['app'] === 'web';
+      },
+    };
+    counts(s, m);
+    s.upsertPod(pod('w1', 'a', 'web'));
+    s.upsertPod(pod('db', 'b', 'db'));
+    s.upsertPod(pod('w2', 'b', 'web', 'other'));
+    expect(tested).toEqual(['w1', 'w2']);
+    expect(counts(s, m)).toEqual({ a: 1 });
+  });
 
   it('a what-if edit counts its changes and undo restores the counts exactly', () => {
     const s = snapshot();

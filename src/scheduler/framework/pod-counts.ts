@@ -9,6 +9,10 @@
  *   first ask for m: built from the pods of m's namespaces (every pod when m spans all namespaces);
  *   afterwards:      count[m][node] ± 1 on each place/remove of a pod p with m.matches(p).
  *
+ * A matcher that names a label every match carries (its anchor, "key=value") is tested only against
+ * pods carrying it: with hundreds of selectors in one namespace (a matcher per Deployment's anti-affinity
+ * or spread), each pod event then tests the few whose anchor it has instead of all of them.
+ *
  * At most `capacity` matchers are kept, least recently asked dropped first: a dropped one is simply
  * rebuilt when asked again, so the bound costs time, never correctness. A matcher must be pure (same key,
  * same answer for a pod, at any time): anything that changes with the cluster — a namespaceSelector's
@@ -21,6 +25,8 @@ export interface PodMatcher {
   readonly key: string;
   /** The only namespaces whose pods can match; undefined: any namespace. */
   readonly namespaces: ReadonlySet<string> | undefined;
+  /** A label ("key=value", see selectorAnchor) every matching pod carries; undefined: none is known. */
+  readonly anchor?: string | undefined;
   matches(pod: PodInfo): boolean;
 }
 
@@ -36,8 +42,11 @@ export type PodsOf = (namespace: string | undefined) => Iterable<readonly [PodIn
 export class PodCountIndex {
   /** Key → entry, least recently asked first. */
   private readonly entries = new Map<string, Entry>();
+  /** Entries without an anchor, by the namespaces they are limited to, or for any namespace. */
   private readonly byNamespace = new Map<string, Set<Entry>>();
   private readonly anyNamespace = new Set<Entry>();
+  /** Entries with an anchor, by it. */
+  private readonly byAnchor = new Map<string, Set<Entry>>();
 
   constructor(
     private readonly podsOf: PodsOf,
@@ -58,17 +67,9 @@ export class PodCountIndex {
       for (const [pod, node] of this.podsOf(ns)) if (matcher.matches(pod)) bump(entry.perNode, node, 1);
     }
     this.entries.set(matcher.key, entry);
-    if (matcher.namespaces === undefined) this.anyNamespace.add(entry);
-    else {
-      for (const ns of matcher.namespaces) {
-        let set = this.byNamespace.get(ns);
-        if (!set) {
-          set = new Set();
-          this.byNamespace.set(ns, set);
-        }
-        set.add(entry);
-      }
-    }
+    if (matcher.anchor !== undefined) addTo(this.byAnchor, matcher.anchor, entry);
+    else if (matcher.namespaces === undefined) this.anyNamespace.add(entry);
+    else for (const ns of matcher.namespaces) addTo(this.byNamespace, ns, entry);
     if (this.entries.size > this.capacity) this.drop(this.entries.keys().next().value as string);
     return entry.perNode;
   }
@@ -78,6 +79,12 @@ export class PodCountIndex {
     for (const e of this.anyNamespace) if (e.matcher.matches(pod)) bump(e.perNode, node, delta);
     const set = this.byNamespace.get(pod.namespace);
     if (set) for (const e of set) if (e.matcher.matches(pod)) bump(e.perNode, node, delta);
+    if (this.byAnchor.size === 0) return;
+    const labels = pod.labels;
+    for (const key in labels) {
+      const anchored = this.byAnchor.get(`${key}=${labels[key]}`);
+      if (anchored) for (const e of anchored) if (e.matcher.matches(pod)) bump(e.perNode, node, delta);
+    }
   }
 
   get size(): number {
@@ -88,13 +95,25 @@ export class PodCountIndex {
     const e = this.entries.get(key);
     if (!e) return;
     this.entries.delete(key);
-    this.anyNamespace.delete(e);
-    for (const ns of e.matcher.namespaces ?? []) {
-      const set = this.byNamespace.get(ns);
-      set?.delete(e);
-      if (set?.size === 0) this.byNamespace.delete(ns);
-    }
+    if (e.matcher.anchor !== undefined) removeFrom(this.byAnchor, e.matcher.anchor, e);
+    else if (e.matcher.namespaces === undefined) this.anyNamespace.delete(e);
+    else for (const ns of e.matcher.namespaces) removeFrom(this.byNamespace, ns, e);
   }
+}
+
+function addTo(index: Map<string, Set<Entry>>, key: string, e: Entry): void {
+  let set = index.get(key);
+  if (!set) {
+    set = new Set();
+    index.set(key, set);
+  }
+  set.add(e);
+}
+
+function removeFrom(index: Map<string, Set<Entry>>, key: string, e: Entry): void {
+  const set = index.get(key);
+  set?.delete(e);
+  if (set?.size === 0) index.delete(key);
 }
 
 function bump(m: Map<string, number>, key: string, delta: number): void {

@@ -18,7 +18,7 @@
  *   - existing pods' terms are matched against the one incoming pod (existingTermMatches), with the
  *     incoming pod's namespace labels (upstream's GetNamespaceLabelsSnapshot: unknown namespace → no labels).
  */
-import { selectorMatches } from '../../cluster/labels.js';
+import { selectorAnchor, selectorMatches } from '../../cluster/labels.js';
 import type { LabelSelector, PodAffinityTerm, PodInfo } from '../../cluster/model.js';
 import type { PodMatcher } from '../framework/pod-counts.js';
 
@@ -137,9 +137,12 @@ export function matcherOfAll(
   // namespace lookups belong to the cycle).
   const selectors = terms.map((t) => t.labelSelector as LabelSelector);
   const inNamespaces = namespaces;
+  let anchor: string | undefined;
+  for (const sel of selectors) anchor ??= selectorAnchor(sel);
   return {
     key: JSON.stringify([nsKey, selectors]),
     namespaces: inNamespaces,
+    anchor,
     matches: (pod) =>
       (inNamespaces === undefined || inNamespaces.has(pod.namespace)) &&
       selectors.every((sel) => selectorMatches(sel, pod.labels)),

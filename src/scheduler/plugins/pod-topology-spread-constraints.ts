@@ -3,7 +3,7 @@
  * selector each counts with, the node inclusion policies, the matching pods per node (read from the
  * snapshot's incremental counts) and the eligible topology domains (cached while the nodes do not change).
  */
-import { selectorMatches, withMatchLabelKeys } from '../../cluster/labels.js';
+import { selectorAnchor, selectorMatches, withMatchLabelKeys } from '../../cluster/labels.js';
 import type { NodeInfo, PodInfo, TopologySpreadConstraint } from '../../cluster/model.js';
 import type { Snapshot } from '../framework/snapshot.js';
 import { nodeAffinityMatches, untoleratedTaint } from '../predicates.js';
@@ -20,6 +20,8 @@ interface Selector {
   readonly countsNone: boolean;
   /** Names the selector, for the snapshot's cached counts. */
   readonly key: string;
+  /** A label every pod it selects carries (selectorAnchor), for the snapshot's index. */
+  readonly anchor?: string | undefined;
   matches(pod: PodInfo): boolean;
 }
 
@@ -42,6 +44,7 @@ function labelSelectorOf(c: TopologySpreadConstraint, podLabels: Record<string, 
   return {
     countsNone: empty,
     key: `labels:${JSON.stringify(sel)}`,
+    anchor: selectorAnchor(sel),
     matches: (p) => selectorMatches(sel, p.labels),
   };
 }
@@ -70,6 +73,7 @@ export function matchingPerNode(
   return snapshot.podCounts({
     key: `spread|${namespace}|${selector.key}`,
     namespaces: new Set([namespace]),
+    anchor: selector.anchor,
     matches: (p) => !p.deleting && p.namespace === namespace && selector.matches(p),
   });
 }
