@@ -4,7 +4,8 @@
 // page opens with a login link carrying a read-only ServiceAccount's token (as `npm run demo` prints it).
 // Loads the page, finds the nodes, watches a decision arrive live after a pod is created, opens its
 // explanation, runs a what-if, and saves a screenshot to test-results/dashboard.png; without a token it
-// asks for one, GraphiQL sends the token too, and a user holding only `view` in the namespace sees its
+// asks for one, a token revoked while the page is open (its live stream ended UNAUTHENTICATED) brings the
+// sign-in form back, GraphiQL sends the token too, and a user holding only `view` in the namespace sees its
 // pending pods with the scheduler's status shown as not permitted.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -88,6 +89,8 @@ beforeAll(async () => {
       identity: uniqueName('browser'),
       installCrd: false,
       logLevel: process.env['NODELOAD_IT_LOG'] ?? 'silent',
+      // Open streams' tokens re-reviewed every second (the TokenReview cache still holds a verdict 10 s).
+      streamTokenReviewSeconds: 1,
     }),
     allComponents(),
   );
@@ -232,6 +235,51 @@ describe('dashboard in Chromium', () => {
       await tab.close();
     }
   });
+
+  it('asks for a token again when the live stream ends because the token was revoked, and resumes once signed in', async () => {
+    // A user of its own: deleting its ServiceAccount revokes its token.
+    const leaver = await createViewer(kubeConfig(), { namespace: ns.name, name: 'leaver' });
+    const tab = await chromium.context.newPage();
+    const isQuery = (postData: string | null) =>
+      !(JSON.parse(postData ?? '{}') as { query?: string }).query?.trimStart().startsWith('subscription');
+    try {
+      await tab.goto(`${origin}/#token=${leaver.token}`);
+      await tab.locator('.live.live', { hasText: 'decisions' }).waitFor();
+      // From now on the queries fail as a broken network would (retried, never a sign-out): only the
+      // streams can learn that the token was revoked.
+      await tab.route(`${origin}/graphql`, (route) =>
+        isQuery(route.request().postData()) ? route.abort('failed') : route.continue(),
+      );
+      await coreApi().deleteNamespacedServiceAccount({ namespace: ns.name, name: 'leaver' });
+
+      // Within the re-review period plus the TokenReview cache's 10 s.
+      const form = tab.getByTestId('sign-in');
+      await form.waitFor({ timeout: 45_000 });
+      expect(await tab.getByTestId('sign-in-message').textContent()).toBe(
+        'Your session ended: the token was revoked or expired. Sign in again.',
+      );
+      expect(await form.textContent()).toContain('stream closed: the token no longer authenticates');
+      expect(await tab.evaluate(() => sessionStorage.getItem('nodeload.token'))).toBeNull();
+      await tab.locator('.live.signed-out', { hasText: 'decisions' }).waitFor();
+      // Signed out, the page asks nothing more: no reconnecting, no polling.
+      const asked: string[] = [];
+      tab.on('request', (r) => asked.push(r.url()));
+      await tab.waitForTimeout(4000);
+      expect(asked.filter((u) => u.startsWith(origin))).toEqual([]);
+
+      await tab.unroute(`${origin}/graphql`);
+      await form.getByLabel('token').fill(viewer.token);
+      await form.getByRole('button', { name: 'Sign in' }).click();
+      await tab.locator('.live.live', { hasText: 'decisions' }).waitFor();
+      await tab.getByPlaceholder('filter nodes…').fill(pool);
+      await tab.getByTestId('node-table').locator(`tr[data-node="${nodes[0]}"]`).waitFor();
+      expect(await tab.getByTestId('sign-in').count()).toBe(0);
+      expect(await tab.evaluate(() => sessionStorage.getItem('nodeload.token'))).toBe(viewer.token);
+    } finally {
+      await tab.close();
+      await leaver.remove();
+    }
+  }, 90_000);
 
   it("sends the token from GraphiQL too, passed on by the dashboard's link", async () => {
     const tab = await chromium.context.newPage();
