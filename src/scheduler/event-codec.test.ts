@@ -11,6 +11,7 @@ import {
   buildCandidates,
   type Decision,
   decisionRules,
+  keyCandidates,
   settleScores,
   unschedulableMessage,
 } from './explain.js';
@@ -79,12 +80,20 @@ describe('decision events', () => {
     expect(rebuilt).toBe(true);
     // Scores and margins are kept to 2 decimals; compare with the same rounding (and with the score
     // parts built, as the decoded ones are).
+    // The Event keeps the key candidates: here the 3 feasible nodes and one of the two outside
+    // allowedNodes (same reason); the other is counted as omitted.
     for (const c of d.candidates) settleScores(c);
     const round = (x: unknown) =>
       JSON.parse(JSON.stringify(x, (_k, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v)));
-    expect(round(rest)).toEqual(round(d));
+    expect(round(rest)).toEqual(
+      round({ ...d, candidates: keyCandidates(d.candidates), candidatesOmitted: 1 }),
+    );
+    expect(rest.candidates.map((c) => c.node)).toEqual([
+      ...d.candidates.filter((c) => c.feasible).map((c) => c.node),
+      'node-0000',
+    ]);
     // Unresolvable reasons (outside allowedNodes) stay unresolvable after a restart.
-    const notAllowed = back?.candidates.find((c) => c.node === 'node-0004')?.reasons[0];
+    const notAllowed = back?.candidates.find((c) => c.node === 'node-0000')?.reasons[0];
     expect(notAllowed).toMatchObject({ plugin: 'NodeLoadRules', code: 'RuleNotAllowed', unresolvable: true });
   });
 
@@ -113,12 +122,17 @@ describe('decision events', () => {
   it('caps the annotation, keeping feasible nodes first and one node per distinct reason', () => {
     const allowed = Array.from({ length: 40 }, (_, i) => `node-${String(i).padStart(4, '0')}`);
     const d = decide(2000, allowed);
-    const json = encodeDecision(d, 4096);
-    expect(Buffer.byteLength(json)).toBeLessThanOrEqual(4096);
+    // Uncapped: the 10 best feasible nodes and one outside allowedNodes, the other 1,989 omitted.
+    const full = JSON.parse(encodeDecision(d)) as { c: unknown[]; om: number };
+    expect(full.c).toHaveLength(11);
+    expect(full.om).toBe(1989);
+    const json = encodeDecision(d, 1536);
+    expect(Buffer.byteLength(json)).toBeLessThanOrEqual(1536);
     // As many as fit: the room left is less than one more candidate would take.
     const items = (JSON.parse(json) as { c: unknown[] }).c;
+    expect(items.length).toBeLessThan(11);
     const largest = Math.max(...items.map((c) => Buffer.byteLength(JSON.stringify(c))));
-    expect(4096 - Buffer.byteLength(json)).toBeLessThan(largest + 1);
+    expect(1536 - Buffer.byteLength(json)).toBeLessThan(largest + 1);
     const back = decisionFromEvent({
       reason: 'Scheduled',
       note: d.message,

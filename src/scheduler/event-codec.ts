@@ -1,16 +1,18 @@
 /**
  * Decisions ↔ the Events the scheduler writes, so the history survives a restart. The Event's note is
  * the human text (kube-scheduler's wording, ≤ 1 KB as the API requires); the full decision travels as a
- * compact JSON annotation on the Event, capped in size by keeping the best feasible candidates and a
- * sample of the others (one per distinct reason first).
+ * compact JSON annotation on the Event with what the history keeps of an old decision: the best feasible
+ * candidates and one node per distinct reason (keyCandidates), within a byte cap. Every Scheduled Event
+ * is written to etcd: at 1,000 nodes carrying ~100 candidates made each one 16 KB, and the API server's
+ * and etcd's share of the box went to storing explanations nobody reads in full after a restart.
  */
 
 import {
   type Candidate,
-  candidatesByImportance,
   type Decision,
   type DecisionResult,
   type DecisionRule,
+  keyCandidates,
 } from './explain.js';
 import type { FilterReason } from './framework/types.js';
 import type { CandidateLoad, RuleCheck, ScoreContribution } from './framework/verdict.js';
@@ -112,9 +114,12 @@ function compactCandidate(c: Candidate): CompactCandidate {
   return out;
 }
 
-/** The decision as compact JSON of at most maxBytes, dropping the least important candidates if needed. */
+/**
+ * The decision as compact JSON of at most maxBytes with its key candidates (best feasible first, then
+ * one per distinct reason), dropping the least important of those if they do not fit.
+ */
 export function encodeDecision(d: Decision, maxBytes = MAX_DECISION_ANNOTATION_BYTES): string {
-  const ordered = candidatesByImportance(d.candidates);
+  const ordered = keyCandidates(d.candidates);
   const base = {
     v: 2,
     id: d.id,
@@ -141,10 +146,8 @@ export function encodeDecision(d: Decision, maxBytes = MAX_DECISION_ANNOTATION_B
     ]),
     m: Buffer.byteLength(d.message) > MAX_NOTE_BYTES ? truncateBytes(d.message, 4096) : undefined,
   };
-  // Candidates are compacted one at a time, most important first, until the budget is spent: a decision
-  // over 1,000 nodes keeps ~100 of them, and the other 900 are never serialised (this ran for every
-  // decision on the scheduler's hot path; re-serialising the whole list while halving it cost more
-  // than filtering and scoring).
+  // Candidates are compacted one at a time, most important first, until the budget is spent: the others
+  // are never serialised (this runs for every decision on the scheduler's hot path).
   const frame = (om: number, items: string) => {
     const json = JSON.stringify({ ...base, om: om || undefined, c: [] });
     return `${json.slice(0, -3)}[${items}]}`; // "c":[] is the last member
