@@ -81,6 +81,19 @@ describe('Snapshot pods', () => {
     expect(n?.podCount).toBe(0);
   });
 
+  it('a status update swaps the record; an in-place resize changes the node’s requests', () => {
+    const s = snapshot('n');
+    s.upsertPod(bound('p', 'n', { cpu: '1' }));
+    const running = { ...bound('p', 'n', { cpu: '1' }), phase: 'Running' };
+    s.upsertPod(running);
+    const n = s.get('n');
+    expect(n?.pods.get('default/p')).toBe(running);
+    expect(n?.requested).toEqual({ cpu: 1000 });
+    s.upsertPod({ ...running, resourceRequests: { cpu: 2000 } });
+    expect(n?.requested).toEqual({ cpu: 2000 });
+    expect(n?.podCount).toBe(1);
+  });
+
   it('moves a pod whose update names another node, counting it once', () => {
     const s = snapshot('a', 'b');
     s.upsertPod(bound('p', 'a', { cpu: '1' }));

@@ -24,6 +24,39 @@ function counts(pod: PodInfo): boolean {
   return !pod.terminal;
 }
 
+function sameRecord(a: Record<string, string | number>, b: Record<string, string | number>): boolean {
+  if (a === b) return true;
+  let n = 0;
+  for (const k in a) {
+    if (a[k] !== b[k] || !Object.hasOwn(b, k)) return false;
+    n++;
+  }
+  for (const _ in b) n--;
+  return n === 0;
+}
+
+/**
+ * Whether a newer record of a counted pod changes nothing the snapshot aggregates: the node's requests,
+ * the selector counts (labels, owner, deletion), the term index (labels; the terms themselves, host ports
+ * and volumes are immutable in a pod's spec). Most pod events are status updates (a kubelet reporting
+ * Running, conditions, IPs): those only swap the record, instead of un-counting and re-counting the pod
+ * in every index.
+ */
+function sameCountedFacts(a: PodInfo, b: PodInfo): boolean {
+  return (
+    a.uid === b.uid &&
+    a.nodeName === b.nodeName &&
+    a.deleting === b.deleting &&
+    a.terminal === b.terminal &&
+    a.ownerKind === b.ownerKind &&
+    a.ownerName === b.ownerName &&
+    a.priority === b.priority &&
+    a.noRequests === b.noRequests &&
+    sameRecord(a.labels, b.labels) &&
+    sameRecord(a.resourceRequests, b.resourceRequests)
+  );
+}
+
 export class NodeSnapshot {
   /** Undefined while pods name a node the cache has not shown yet. */
   node: NodeInfo | undefined;
@@ -59,6 +92,12 @@ export class NodeSnapshot {
       const c = `${pod.namespace}/${v.claimName}`;
       this.claims.set(c, (this.claims.get(c) ?? 0) + 1);
     }
+  }
+
+  /** The newer record of a pod counted here whose counted facts are unchanged (sameCountedFacts). */
+  replace(key: string, pod: PodInfo): void {
+    this.pods.set(key, pod);
+    if (this.podsWithAffinity.has(key)) this.podsWithAffinity.set(key, pod);
   }
 
   remove(key: string): PodInfo | undefined {
@@ -222,6 +261,12 @@ export class Snapshot {
       return;
     }
     this.assumedKeys.delete(key);
+    const n = this.placed.get(key) === pod.nodeName ? this.byName.get(pod.nodeName) : undefined;
+    const counted = n?.pods.get(key);
+    if (n && counted && counts(pod) && sameCountedFacts(counted, pod)) {
+      n.replace(key, pod);
+      return;
+    }
     this.removeKey(key);
     if (counts(pod)) this.place(key, pod, pod.nodeName);
   }

@@ -183,7 +183,16 @@ function step(r: Rng, w: World): void {
       const key = r.pick(podKeys);
       const old = w.pods.get(key) as PodInfo;
       const labels = { ...old.labels, app: r.pick(APPS) };
-      const p = r.chance(0.2) ? { ...old, labels, deleting: true } : { ...old, labels };
+      // A status-only update (the snapshot swaps the record), an in-place resize, or new labels.
+      const status = { ...old, phase: old.phase === 'Running' ? 'Pending' : 'Running' };
+      const resized = { ...old, resourceRequests: { ...old.resourceRequests, cpu: 100 * (1 + r.int(8)) } };
+      const p = r.chance(0.3)
+        ? status
+        : r.chance(0.2)
+          ? resized
+          : r.chance(0.2)
+            ? { ...old, labels, deleting: true }
+            : { ...old, labels };
       w.pods.set(key, p);
       snapshot.upsertPod(p);
       return;
