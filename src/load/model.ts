@@ -134,26 +134,33 @@ export function computeNodeLoad(input: NodeLoadInput): NodeLoad {
  * see it yet), requests-based load by its requests.
  */
 export function withPod(load: NodeLoad, pod: PodInfo, opts: LoadOptions): NodeLoad {
+  // One object per call (this runs for every node a cycle examines), the percentages set in it.
   const requested = add(load.requested, pod.requests);
+  const { allocatable } = load;
   if (load.source === 'requests') {
-    return withPercents(
-      { ...load, requested, podCount: load.podCount + 1, effective: add(load.effective, pod.requests) },
-      load.allocatable,
-    );
-  }
-  const estimate = estimatePodUsage(pod, opts.estimate);
-  return withPercents(
-    {
+    const effective = add(load.effective, pod.requests);
+    return {
       ...load,
       requested,
       podCount: load.podCount + 1,
-      estimated: add(load.estimated, estimate),
-      estimatedPods: load.estimatedPods + 1,
-      effective: add(load.effective, estimate),
-      source: 'metrics+estimate',
-    },
-    load.allocatable,
-  );
+      effective,
+      cpuPercent: percentOf(effective.cpuMilli, allocatable.cpuMilli),
+      memoryPercent: percentOf(effective.memoryBytes, allocatable.memoryBytes),
+    };
+  }
+  const estimate = estimatePodUsage(pod, opts.estimate);
+  const effective = add(load.effective, estimate);
+  return {
+    ...load,
+    requested,
+    podCount: load.podCount + 1,
+    estimated: add(load.estimated, estimate),
+    estimatedPods: load.estimatedPods + 1,
+    effective,
+    source: 'metrics+estimate',
+    cpuPercent: percentOf(effective.cpuMilli, allocatable.cpuMilli),
+    memoryPercent: percentOf(effective.memoryBytes, allocatable.memoryBytes),
+  };
 }
 
 /** A percentage for messages: "91" when whole, else one decimal ("80.5"). */

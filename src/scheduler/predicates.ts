@@ -27,11 +27,19 @@ export function toleratesTaint(t: Toleration, taint: Taint): boolean {
 
 /** The first NoSchedule/NoExecute taint no toleration covers. */
 export function untoleratedTaint(taints: Taint[], tolerations: Toleration[]): Taint | undefined {
-  return taints.find(
-    (taint) =>
-      (taint.effect === 'NoSchedule' || taint.effect === 'NoExecute') &&
-      !tolerations.some((t) => toleratesTaint(t, taint)),
-  );
+  // Plain loops: TaintToleration's Filter calls this for every node of every cycle.
+  for (const taint of taints) {
+    if (taint.effect !== 'NoSchedule' && taint.effect !== 'NoExecute') continue;
+    let tolerated = false;
+    for (const t of tolerations) {
+      if (toleratesTaint(t, taint)) {
+        tolerated = true;
+        break;
+      }
+    }
+    if (!tolerated) return taint;
+  }
+  return undefined;
 }
 
 /** Whether some toleration covers a taint with this key and effect (any value). */

@@ -9,8 +9,11 @@
  *   node --expose-gc --import tsx test/bench/loop.bench.ts [--nodes 1000] [--pods 3000] [--snapshot file]
  *
  * --snapshot writes a heap snapshot at the end (summarise it with memory.bench.ts --analyse; keep
- * --pods small at 1,000 nodes, or the snapshot outgrows what one string can hold).
+ * --pods small at 1,000 nodes, or the snapshot outgrows what one string can hold). --allocations prints
+ * where the bytes allocated while scheduling came from (V8's sampling heap profiler, collected objects
+ * included): what drives the garbage collector, per pod.
  */
+import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { writeHeapSnapshot } from 'node:v8';
 import pino from 'pino';
@@ -29,6 +32,7 @@ const { values } = parseArgs({
     nodes: { type: 'string', default: '1000' },
     pods: { type: 'string', default: '3000' },
     snapshot: { type: 'string' },
+    allocations: { type: 'boolean', default: false },
   },
 });
 const N = Number(values.nodes);
@@ -118,6 +122,35 @@ function incoming(i: number): PodInfo {
 
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
 
+interface SamplingNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+/** Bytes allocated per function (self), from a sampling heap profile, largest first. */
+function allocationTable(root: SamplingNode, pods: number, top = 25): string {
+  const bySite = new Map<string, number>();
+  let total = 0;
+  const walk = (n: SamplingNode) => {
+    const { functionName, url, lineNumber } = n.callFrame;
+    const site = `${functionName || '(anonymous)'} ${url.split('/').slice(-2).join('/')}:${lineNumber + 1}`;
+    bySite.set(site, (bySite.get(site) ?? 0) + n.selfSize);
+    total += n.selfSize;
+    for (const c of n.children) walk(c);
+  };
+  walk(root);
+  const rows = [...bySite].sort((a, b) => b[1] - a[1]).slice(0, top);
+  return [
+    `allocated while scheduling: ${mib(total)} MiB sampled, ${(total / pods / 1024).toFixed(1)} KiB per pod`,
+    '| KiB per pod | share | where |',
+    '| --: | --: | --- |',
+    ...rows.map(
+      ([site, b]) => `| ${(b / pods / 1024).toFixed(1)} | ${((100 * b) / total).toFixed(1)} % | ${site} |`,
+    ),
+  ].join('\n');
+}
+
 async function main(): Promise<void> {
   for (let i = 0; i < N; i++) {
     const labels = { [ZONE]: `zone-${i % 3}`, [HOST]: `node-${i}` };
@@ -142,6 +175,15 @@ async function main(): Promise<void> {
   });
   scheduler.start();
   gc?.();
+  const session = values.allocations ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 16_384,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+  }
   const before = process.memoryUsage();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -152,6 +194,7 @@ async function main(): Promise<void> {
   while (cluster.unscheduledPods().length > 0) await new Promise((r) => setTimeout(r, 20));
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const sampled = session ? await session.post('HeapProfiler.stopSampling') : undefined;
   for (let i = 0; i < 3; i++) {
     gc?.();
     await new Promise((r) => setTimeout(r, 10));
@@ -160,6 +203,7 @@ async function main(): Promise<void> {
   console.log(`| nodes | pods | pods/s | ms per pod | CPU ms per pod | heap MiB before / after | RSS MiB after | history decisions / MiB (est.) |
 | --: | --: | --: | --: | --: | --: | --: | --: |
 | ${N} | ${P} | ${((P * 1000) / wallMs).toFixed(0)} | ${(wallMs / P).toFixed(2)} | ${((cpu.user + cpu.system) / 1000 / P).toFixed(2)} | ${mib(before.heapUsed)} / ${mib(after.heapUsed)} | ${mib(after.rss)} | ${scheduler.history.size} / ${mib(scheduler.history.bytes)} |`);
+  if (sampled) console.log(allocationTable(sampled.profile.head as SamplingNode, P));
   if (values.snapshot) console.log(`heap snapshot: ${writeHeapSnapshot(values.snapshot)}`);
   await scheduler.stop();
   loads.stop();

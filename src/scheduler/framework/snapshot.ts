@@ -73,6 +73,8 @@ export class NodeSnapshot {
   noRequestPods = 0;
   /** The node's effective load for this cycle (set by the runtime from the load tracker). */
   load: NodeLoad | undefined;
+  /** The load with the cycle's pod placed, memoised for that cycle (plugins/load-after.ts). */
+  loadAfter: { state: object; load: NodeLoad; after: NodeLoad } | undefined;
 
   constructor(readonly name: string) {}
 

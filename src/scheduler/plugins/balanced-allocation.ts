@@ -19,17 +19,27 @@ export function balancedAllocation(
     score(_state, ctx, n) {
       const node = n.node;
       if (!node) return 0;
-      const fractions: number[] = [];
+      // Two passes over the resources instead of an array of fractions (no closure either): this runs
+      // for every feasible node of every cycle, and allocates nothing.
+      const alloc = node.allocatableResources;
+      const podReq = ctx.pod.resourceRequests;
+      let count = 0;
+      let sum = 0;
       for (const r of resources) {
-        const alloc = node.allocatableResources[r] ?? 0;
-        if (alloc <= 0) continue;
-        const used = (n.requested[r] ?? 0) + (ctx.pod.resourceRequests[r] ?? 0);
-        fractions.push(Math.min(1, used / alloc));
+        const total = alloc[r] ?? 0;
+        if (total <= 0) continue;
+        count++;
+        sum += Math.min(1, ((n.requested[r] ?? 0) + (podReq[r] ?? 0)) / total);
       }
-      if (fractions.length < 2) return 100;
-      const mean = fractions.reduce((a, b) => a + b, 0) / fractions.length;
-      const variance = fractions.reduce((a, f) => a + (f - mean) ** 2, 0) / fractions.length;
-      return (1 - Math.sqrt(variance)) * 100;
+      if (count < 2) return 100;
+      const mean = sum / count;
+      let squares = 0;
+      for (const r of resources) {
+        const total = alloc[r] ?? 0;
+        if (total > 0)
+          squares += (Math.min(1, ((n.requested[r] ?? 0) + (podReq[r] ?? 0)) / total) - mean) ** 2;
+      }
+      return (1 - Math.sqrt(squares / count)) * 100;
     },
   };
 }

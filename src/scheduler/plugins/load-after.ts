@@ -9,21 +9,15 @@ import type { NodeSnapshot } from '../framework/snapshot.js';
 import type { CycleContext, CycleState } from '../framework/types.js';
 import type { CandidateLoad } from '../framework/verdict.js';
 
-const STATE = 'nodeload/loadAfter';
-
 export function loadAfter(state: CycleState, ctx: CycleContext, n: NodeSnapshot): NodeLoad | undefined {
   const load = n.load;
   if (!load) return undefined;
-  let memo = state.read<Map<string, { load: NodeLoad; after: NodeLoad }>>(STATE);
-  if (!memo) {
-    memo = new Map();
-    state.write(STATE, memo);
-  }
-  // Keyed by the load object too: a what-if (nominated pods, preemption's victims) swaps n.load.
-  const hit = memo.get(n.name);
-  if (hit?.load === load) return hit.after;
+  // Memoised on the node for this cycle (no per-cycle map): keyed by the cycle's state and by the load
+  // object too, since a what-if (nominated pods, preemption's victims) swaps n.load.
+  const memo = n.loadAfter;
+  if (memo && memo.state === state && memo.load === load) return memo.after;
   const after = withPod(load, ctx.pod, ctx.loadOptions);
-  memo.set(n.name, { load, after });
+  n.loadAfter = { state, load, after };
   return after;
 }
 
