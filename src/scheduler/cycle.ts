@@ -1,6 +1,6 @@
 /**
  * One scheduling cycle's algorithm, pure: the pod's rules and the nodes' loads in, every node's verdict
- * and the feasible nodes ranked out. The loop (scheduler.ts), the what-if (simulate.ts) and the views'
+ * and the feasible nodes ranked out. The loop (schedule-one.ts), the what-if (simulate.ts) and the views'
  * tests all decide through this one function, so a decision and its simulation cannot disagree.
  */
 import type { NamespaceInfo, PodInfo } from '../cluster/model.js';
@@ -19,6 +19,15 @@ import type { NodeSnapshot, Snapshot } from './framework/snapshot.js';
 import type { CycleContext, CycleState } from './framework/types.js';
 import type { NodeVerdict } from './framework/verdict.js';
 import { PLUGIN } from './plugins/names.js';
+import type { SchedulerDeps } from './types.js';
+
+/** Where an engine deciding through runCycle takes its input: the loop's scheduling cycle, the extender. */
+export interface CycleSources {
+  profile: Profile;
+  snapshot: Snapshot;
+  cache: Pick<SchedulerDeps['cache'], 'pods' | 'namespaces'>;
+  loads: Pick<SchedulerDeps['loads'], 'all' | 'options'>;
+}
 
 export interface CycleInput {
   profile: Profile;

@@ -16,7 +16,7 @@ import { rulesForPod } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import { AwaitedBinds } from './awaited-binds.js';
 import type { SchedulerApi } from './binder.js';
-import { runCycle } from './cycle.js';
+import { type CycleSources, runCycle } from './cycle.js';
 import {
   buildCandidates,
   type Decision,
@@ -25,11 +25,9 @@ import {
   scheduledMessage,
   unschedulableMessage,
 } from './explain.js';
-import type { Profile, RankedNode } from './framework/runtime.js';
-import type { Snapshot } from './framework/snapshot.js';
+import type { RankedNode } from './framework/runtime.js';
 import type { NodeVerdict } from './framework/verdict.js';
 import { acquireToken, type TokenBucket } from './ratelimit.js';
-import type { SchedulerDeps } from './types.js';
 
 /** A pod as kube-scheduler's binding names it. */
 export interface PodRef {
@@ -49,11 +47,7 @@ export type ExtenderScoresOutcome =
   /** Per node named: the profile's weighted mean score, 0–100 (0 for a node that no longer fits). */
   | { kind: 'decided'; scores: { node: string; score: number }[] };
 
-export interface ExtenderEngineDeps {
-  profile: Profile;
-  snapshot: Snapshot;
-  cache: Pick<SchedulerDeps['cache'], 'pods' | 'namespaces'>;
-  loads: Pick<SchedulerDeps['loads'], 'all' | 'options'>;
+export interface ExtenderEngineDeps extends CycleSources {
   api: Pick<SchedulerApi, 'bind' | 'recordDecision'>;
   /** The gateway's API rate limiter for binds (the loop's). */
   bindBucket: TokenBucket;
