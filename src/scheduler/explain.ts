@@ -186,27 +186,6 @@ export function settleScores(c: Candidate): void {
   if (c.scoreParts) c.scoreParts = { scores: c.scoreParts.scores };
 }
 
-/**
- * Candidates in order of what explains a decision best: feasible ones by rank, then one infeasible node
- * per distinct first reason, then the other infeasible nodes.
- */
-export function candidatesByImportance(candidates: readonly Candidate[]): Candidate[] {
-  const feasible = candidates.filter((c) => c.feasible);
-  const seen = new Set<string>();
-  const representative: Candidate[] = [];
-  const rest: Candidate[] = [];
-  for (const c of candidates) {
-    if (c.feasible) continue;
-    const key = c.reasons[0]?.reason ?? '';
-    if (seen.has(key)) rest.push(c);
-    else {
-      seen.add(key);
-      representative.push(c);
-    }
-  }
-  return [...feasible, ...representative, ...rest];
-}
-
 /** The candidates worth keeping once a decision is old: the best few feasible, one per distinct reason. */
 export function keyCandidates(candidates: readonly Candidate[], maxFeasible = 10): Candidate[] {
   const feasible = candidates.filter((c) => c.feasible).slice(0, maxFeasible);

@@ -109,6 +109,20 @@ export function procStats(pid: number): ProcStats {
 }
 
 /**
+ * The V8 flags the Deployment gives the gateway (manifests/base/deployment.yaml, NODE_OPTIONS): the
+ * benches run it as deployed, old-generation cap included. NODELOAD_BENCH_NODE_OPTIONS overrides them
+ * (e.g. to measure another cap).
+ */
+export function deploymentNodeOptions(): string[] {
+  const override = process.env['NODELOAD_BENCH_NODE_OPTIONS'];
+  if (override !== undefined) return override.split(/\s+/).filter(Boolean);
+  const yaml = readFileSync(path.join(REPO_ROOT, 'manifests', 'base', 'deployment.yaml'), 'utf8');
+  const value = /- name: NODE_OPTIONS\s*\n\s*value: (.+)/.exec(yaml)?.[1];
+  if (!value) throw new Error('manifests/base/deployment.yaml sets no NODE_OPTIONS');
+  return value.trim().split(/\s+/);
+}
+
+/**
  * Starts a TypeScript entry point under the same Node as this process (the pinned Node 24 when run
  * through npm), output appended to logFile. The child is the node process itself, so its PID is the
  * one whose memory and CPU we read.

@@ -27,6 +27,7 @@ import { loadKubeConfig } from '../cluster/nodes.js';
 import {
   type BenchCluster,
   type BenchReport,
+  deploymentNodeOptions,
   ensureBenchNodes,
   ensureNamespace,
   procStats,
@@ -73,8 +74,6 @@ export const SCHEDULER_PROFILES: Record<string, Partial<SchedulerBenchOptions>> 
 };
 
 const NODELOAD_SCHEDULER = 'nodeload-scheduler';
-/** As deployed: NODE_OPTIONS of manifests/base/deployment.yaml, less the memory cap. */
-const GATEWAY_V8_FLAGS = ['--max-semi-space-size=64'];
 const KUBE_SCHEDULER_FAST = 'kube-scheduler-qps500';
 const MAIN_SCRIPT = path.join(REPO_ROOT, 'src', 'main.ts');
 const BARE_BINDER = 'bare-binder';
@@ -162,10 +161,11 @@ export async function startGateway(
     ],
     {
       logFile,
-      // The V8 flags the Deployment sets (manifests/base/deployment.yaml, NODE_OPTIONS); with
+      // The V8 flags the Deployment sets (manifests/base/deployment.yaml, NODE_OPTIONS: its heap cap
+      // included); with
       // NODELOAD_BENCH_PROFILE=1 also a V8 CPU profile, written to the kept scratch dir on exit.
       nodeArgs: [
-        ...GATEWAY_V8_FLAGS,
+        ...deploymentNodeOptions(),
         ...(process.env['NODELOAD_BENCH_PROFILE'] === '1'
           ? ['--cpu-prof', `--cpu-prof-dir=${path.join(cluster.workDir, 'profile')}`]
           : []),

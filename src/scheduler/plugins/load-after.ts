@@ -21,23 +21,94 @@ export function loadAfter(state: CycleState, ctx: CycleContext, n: NodeSnapshot)
   return after;
 }
 
-export function candidateLoad(load: NodeLoad, after: NodeLoad): CandidateLoad {
+/**
+ * A verdict's load figures read through from the node's load and the load with the pod placed, instead
+ * of copied: every node a cycle examines gets one, and a 16-field copy (with its boxed doubles) was the
+ * largest allocation per node. Both records are immutable (the tracker hands out new ones), so reading
+ * later shows what the cycle saw. Serialises as the plain figures.
+ */
+class CandidateLoadView implements CandidateLoad {
+  readonly #load: NodeLoad;
+  readonly #after: NodeLoad;
+  constructor(load: NodeLoad, after: NodeLoad) {
+    this.#load = load;
+    this.#after = after;
+  }
+  get source() {
+    return this.#load.source;
+  }
+  get cpuPercent() {
+    return this.#load.cpuPercent;
+  }
+  get memoryPercent() {
+    return this.#load.memoryPercent;
+  }
+  get cpuPercentAfter() {
+    return this.#after.cpuPercent;
+  }
+  get memoryPercentAfter() {
+    return this.#after.memoryPercent;
+  }
+  get estimatedCpuMilli() {
+    return this.#load.estimated.cpuMilli;
+  }
+  get estimatedMemoryBytes() {
+    return this.#load.estimated.memoryBytes;
+  }
+  get estimatedPods() {
+    return this.#load.estimatedPods;
+  }
+  get requestedCpuMilli() {
+    return this.#load.requested.cpuMilli;
+  }
+  get requestedMemoryBytes() {
+    return this.#load.requested.memoryBytes;
+  }
+  get allocatableCpuMilli() {
+    return this.#load.allocatable.cpuMilli;
+  }
+  get allocatableMemoryBytes() {
+    return this.#load.allocatable.memoryBytes;
+  }
+  get podCount() {
+    return this.#load.podCount;
+  }
+  get allocatablePods() {
+    return this.#load.allocatable.pods;
+  }
+  get metricsStale() {
+    return this.#load.metricsStale;
+  }
+  get unavailable() {
+    return this.#load.unavailable;
+  }
+  toJSON(): CandidateLoad {
+    return plainCandidateLoad(this);
+  }
+}
+
+/** The figures as a plain object (what a test compares, what JSON shows). */
+export function plainCandidateLoad(l: CandidateLoad): CandidateLoad {
   return {
-    source: load.source,
-    cpuPercent: load.cpuPercent,
-    memoryPercent: load.memoryPercent,
-    cpuPercentAfter: after.cpuPercent,
-    memoryPercentAfter: after.memoryPercent,
-    estimatedCpuMilli: load.estimated.cpuMilli,
-    estimatedMemoryBytes: load.estimated.memoryBytes,
-    estimatedPods: load.estimatedPods,
-    requestedCpuMilli: load.requested.cpuMilli,
-    requestedMemoryBytes: load.requested.memoryBytes,
-    allocatableCpuMilli: load.allocatable.cpuMilli,
-    allocatableMemoryBytes: load.allocatable.memoryBytes,
-    podCount: load.podCount,
-    allocatablePods: load.allocatable.pods,
-    metricsStale: load.metricsStale,
-    unavailable: load.unavailable,
+    source: l.source,
+    cpuPercent: l.cpuPercent,
+    memoryPercent: l.memoryPercent,
+    cpuPercentAfter: l.cpuPercentAfter,
+    memoryPercentAfter: l.memoryPercentAfter,
+    estimatedCpuMilli: l.estimatedCpuMilli,
+    estimatedMemoryBytes: l.estimatedMemoryBytes,
+    estimatedPods: l.estimatedPods,
+    requestedCpuMilli: l.requestedCpuMilli,
+    requestedMemoryBytes: l.requestedMemoryBytes,
+    allocatableCpuMilli: l.allocatableCpuMilli,
+    allocatableMemoryBytes: l.allocatableMemoryBytes,
+    podCount: l.podCount,
+    allocatablePods: l.allocatablePods,
+    metricsStale: l.metricsStale,
+    unavailable: l.unavailable,
   };
+}
+
+export function candidateLoad(load: NodeLoad, after: NodeLoad): CandidateLoad {
+  return new CandidateLoadView(load, after);
 }
