@@ -36,8 +36,11 @@ interface Entry {
   readonly perNode: Map<string, number>;
 }
 
-/** What building a new entry needs from the snapshot: the counted pods of a namespace, with their node. */
-export type PodsOf = (namespace: string | undefined) => Iterable<readonly [PodInfo, string]>;
+/**
+ * What building a new entry needs from the snapshot: the counted pods of a namespace, with their node —
+ * or, given an anchor, at least every counted pod carrying that label (the matcher sorts out the rest).
+ */
+export type PodsOf = (namespace: string | undefined, anchor?: string) => Iterable<readonly [PodInfo, string]>;
 
 export class PodCountIndex {
   /** Key → entry, least recently asked first. */
@@ -62,9 +65,13 @@ export class PodCountIndex {
       return known.perNode;
     }
     const entry: Entry = { matcher, perNode: new Map() };
-    const namespaces = matcher.namespaces ?? [undefined];
-    for (const ns of namespaces) {
-      for (const [pod, node] of this.podsOf(ns)) if (matcher.matches(pod)) bump(entry.perNode, node, 1);
+    // An anchored matcher only needs the pods carrying its label, not every pod of its namespaces.
+    const sources = matcher.anchor !== undefined ? [this.podsOf(undefined, matcher.anchor)] : [];
+    for (const ns of matcher.anchor !== undefined ? [] : (matcher.namespaces ?? [undefined])) {
+      sources.push(this.podsOf(ns));
+    }
+    for (const pods of sources) {
+      for (const [pod, node] of pods) if (matcher.matches(pod)) bump(entry.perNode, node, 1);
     }
     this.entries.set(matcher.key, entry);
     if (matcher.anchor !== undefined) addTo(this.byAnchor, matcher.anchor, entry);

@@ -150,7 +150,9 @@ export class Snapshot {
   private readonly assumedKeys = new Set<string>();
   /** Namespace → keys of the pods counted in it. */
   private readonly byNamespace = new Map<string, Set<string>>();
-  private readonly counts = new PodCountIndex((ns) => this.podsOf(ns));
+  /** "key=value" → keys of the counted pods carrying that label: a new anchored selector counts these only. */
+  private readonly byLabel = new Map<string, Set<string>>();
+  private readonly counts = new PodCountIndex((ns, anchor) => this.podsOf(ns, anchor));
   private readonly terms = new TermIndex();
   private generation = 0;
   private listCache: NodeSnapshot[] | undefined;
@@ -303,6 +305,15 @@ export class Snapshot {
       this.byNamespace.set(pod.namespace, keys);
     }
     keys.add(key);
+    for (const k in pod.labels) {
+      const label = `${k}=${pod.labels[k]}`;
+      let withLabel = this.byLabel.get(label);
+      if (!withLabel) {
+        withLabel = new Set();
+        this.byLabel.set(label, withLabel);
+      }
+      withLabel.add(key);
+    }
     this.counts.changed(pod, node, 1);
     if (n.node) this.terms.changed(key, pod, n.node.labels, 1);
   }
@@ -318,6 +329,12 @@ export class Snapshot {
       const keys = this.byNamespace.get(pod.namespace);
       keys?.delete(key);
       if (keys?.size === 0) this.byNamespace.delete(pod.namespace);
+      for (const k in pod.labels) {
+        const label = `${k}=${pod.labels[k]}`;
+        const withLabel = this.byLabel.get(label);
+        withLabel?.delete(key);
+        if (withLabel?.size === 0) this.byLabel.delete(label);
+      }
       this.counts.changed(pod, node, -1);
       if (n.node) this.terms.changed(key, pod, n.node.labels, -1);
     }
@@ -331,10 +348,17 @@ export class Snapshot {
     for (const [key, pod] of n.podsWithAffinity) this.terms.changed(key, pod, labels, delta);
   }
 
-  /** The counted pods of a namespace (every namespace when undefined), each with its node. */
-  private *podsOf(namespace: string | undefined): Iterable<readonly [PodInfo, string]> {
+  /**
+   * The counted pods of a namespace (every namespace when undefined), each with its node; with an anchor
+   * ("key=value"), only those carrying that label (of any namespace: the caller's matcher checks).
+   */
+  private *podsOf(namespace: string | undefined, anchor?: string): Iterable<readonly [PodInfo, string]> {
     const namespaces =
-      namespace === undefined ? [...this.byNamespace.values()] : [this.byNamespace.get(namespace)];
+      anchor !== undefined
+        ? [this.byLabel.get(anchor)]
+        : namespace === undefined
+          ? [...this.byNamespace.values()]
+          : [this.byNamespace.get(namespace)];
     for (const keys of namespaces) {
       for (const key of keys ?? []) {
         const node = this.placed.get(key) as string;

@@ -7,6 +7,8 @@
  * has allocatable 0. Unresolvable when the request exceeds the node's whole allocatable (preemption
  * cannot help).
  */
+
+import type { PodInfo } from '../../cluster/model.js';
 import { formatCpu, formatMemory } from '../../cluster/quantity.js';
 import type { FilterPlugin, PreFilterPlugin } from '../framework/types.js';
 import { PLUGIN } from './names.js';
@@ -17,6 +19,8 @@ export interface NodeResourcesFitArgs {
   /** Resource groups to ignore by prefix before "/" (ignoredResourceGroups). */
   ignoredResourceGroups?: string[];
 }
+
+const STATE = 'NodeResourcesFit/requests';
 
 function format(resource: string, v: number): string {
   if (resource === 'cpu') return formatCpu(v);
@@ -41,10 +45,23 @@ export function nodeResourcesFit(args: NodeResourcesFitArgs = {}): PreFilterPlug
     if (slash <= 0 || r.includes('kubernetes.io/')) return false;
     return ignored.has(r) || ignoredGroups.has(r.slice(0, slash));
   };
+  /** The resources to check for the pod, [name, request] — once per cycle, not per node. */
+  const wanted = (pod: PodInfo): [string, number][] => {
+    const out: [string, number][] = [];
+    const req = pod.resourceRequests;
+    for (const r in req) {
+      const want = req[r] as number;
+      if (want > 0 && r !== 'pods' && !isIgnored(r)) out.push([r, want]);
+    }
+    return out;
+  };
   return {
     name: PLUGIN.NodeResourcesFit,
-    preFilter: () => undefined,
-    filter(_state, ctx, n, verdict) {
+    preFilter(state, ctx) {
+      state.write(STATE, wanted(ctx.pod));
+      return undefined;
+    },
+    filter(state, ctx, n, verdict) {
       const node = n.node;
       if (!node) return;
       const alloc = node.allocatableResources;
@@ -57,10 +74,9 @@ export function nodeResourcesFit(args: NodeResourcesFitArgs = {}): PreFilterPlug
           detail: `${n.podCount} pods of ${allowedPods} allowed`,
         });
       }
-      const req = ctx.pod.resourceRequests;
-      for (const r in req) {
-        const want = req[r] as number;
-        if (want <= 0 || r === 'pods' || isIgnored(r)) continue;
+      const checks = state.read<[string, number][]>(STATE) ?? wanted(ctx.pod);
+      for (let i = 0; i < checks.length; i++) {
+        const [r, want] = checks[i] as [string, number];
         const total = alloc[r] ?? 0;
         const free = total - (n.requested[r] ?? 0);
         if (want <= free) continue;
