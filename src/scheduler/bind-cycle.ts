@@ -131,11 +131,6 @@ export class BindingCycle {
     this.unconfirmed.delete(key);
   }
 
-  /** Stops waiting for every unknown bind outcome (on stepping down). */
-  forgetUnconfirmed(): void {
-    this.unconfirmed.clear();
-  }
-
   private unreserve(cycle: Cycle, key: string, node: string): void {
     runUnreserve(this.deps.profile, cycle.state, cycle.ctx, node);
     this.unassume(key);

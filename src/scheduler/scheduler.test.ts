@@ -62,7 +62,14 @@ afterEach(async () => {
  * A scheduler over a fake cluster (pass `cluster` to run several instances against one). The leader
  * settle delay is off unless a test sets it, so no test waits for it.
  */
-function setup(o: { leading?: boolean; options?: Partial<SchedulerOptions>; cluster?: FakeCluster } = {}) {
+function setup(
+  o: {
+    leading?: boolean;
+    options?: Partial<SchedulerOptions>;
+    cluster?: FakeCluster;
+    now?: () => number;
+  } = {},
+) {
   const cluster = o.cluster ?? new FakeCluster();
   const loads = new LoadTracker({ cache: cluster, refreshSeconds: 0 });
   loads.start();
@@ -75,6 +82,7 @@ function setup(o: { leading?: boolean; options?: Partial<SchedulerOptions>; clus
     api,
     leader,
     log: pino({ level: 'silent' }),
+    ...(o.now ? { now: o.now } : {}),
     registry,
     options: {
       schedulerName: 'nodeload-scheduler',
@@ -214,6 +222,27 @@ describe('Scheduler', () => {
     expect(scheduler.snapshot.isAssumed('default/p')).toBe(false);
     expect(scheduler.pendingPods().map((x) => x.pod)).toEqual(['q']);
     expect(api.attempts).toEqual(['default/p']);
+  });
+
+  it('gives up on a bind of unknown outcome at its deadline even across a leadership flap', async () => {
+    // The deadline outlives stepping down: had it been dropped, the pod would stay assumed (its room
+    // taken, its cycles requeued as "waiting for the outcome of a previous bind") for as long as no event
+    // about it arrives — forever if the bind never committed.
+    let clock = Date.now();
+    const { cluster, api, scheduler, leader } = setup({
+      options: { initialBackoffMs: 10 },
+      now: () => clock,
+    });
+    cluster.addNode(node('n', { cpu: '1' }));
+    api.script = [{ kind: 'failed', message: 'etcdserver: request timed out', status: 500 }];
+    scheduler.start();
+    cluster.upsertPod(pod('p', { cpu: '1' }));
+    await until('the failed bind', () => api.events.length === 1);
+    leader.set(false);
+    leader.set(true);
+    clock += 11_000;
+    await until('p bound by a second attempt', () => cluster.pods.get('default/p')?.nodeName === 'n');
+    expect(api.attempts).toEqual(['default/p', 'default/p']);
   });
 
   it('only the leader schedules; a new leader resyncs pending pods from the cache', async () => {

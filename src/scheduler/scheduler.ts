@@ -282,7 +282,6 @@ export class Scheduler {
     this.abort = undefined;
     this.queue.clear();
     this.recorder.forgetFailedEvents();
-    this.binding.forgetUnconfirmed();
     this.wake();
     this.log.info({ reason: why }, 'not leading: scheduling stopped');
   }
