@@ -1,12 +1,14 @@
 // Query answers reused while the data version holds: never across users, never past a change the
 // gateway announced.
+
+import { createInMemoryCache } from '@graphql-yoga/plugin-response-cache';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IN_PROCESS_URL } from '../../test/kit/graphql.js';
 import { rawNode, rawRule } from '../../test/kit/objects.js';
 import type { Access } from '../server/access.js';
 import { fakeUserPortAuth } from '../server/testing.js';
-import { DataVersion } from './response-cache.js';
+import { DataVersion, versionScopedCache } from './response-cache.js';
 import { createGraphQLYoga } from './server.js';
 import { FixtureCluster, fixtureSources } from './testing.js';
 
@@ -50,6 +52,20 @@ function setup(ttlMs = 1000) {
     r.data?.rules.map((p) => `${p.namespace}/${p.name}`).sort();
   return { version, ask, names };
 }
+
+describe('versionScopedCache', () => {
+  it('drops every answer of an older data version when the version changes', async () => {
+    const version = new DataVersion();
+    const cache = versionScopedCache(version, () => createInMemoryCache({ max: 10 }));
+    await cache.set('a', { data: { x: 1 } }, [], 60_000);
+    expect(await cache.get('a')).toEqual({ data: { x: 1 } });
+    version.bump();
+    // Nothing of the old version is held: not even a key that would be asked again.
+    expect(await cache.get('a')).toBeNull();
+    await cache.set('b', { data: { x: 2 } }, [], 60_000);
+    expect(await cache.get('b')).toEqual({ data: { x: 2 } });
+  });
+});
 
 describe('GraphQL response cache', () => {
   it('answers the same query from the cache until the data version changes', async () => {
