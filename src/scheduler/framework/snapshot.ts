@@ -236,7 +236,7 @@ export class Snapshot {
     const n = this.entry(node.name);
     const old = n.node;
     const added = old === undefined;
-    const relabelled = !added && !sameLabels(old.labels, node.labels);
+    const relabelled = !added && !sameRecord(old.labels, node.labels);
     if (added || relabelled || !sameTaints(old.taints, node.taints)) this.generation++;
     if (relabelled) this.indexTerms(n, -1);
     n.node = node;
@@ -376,16 +376,6 @@ export class Snapshot {
     }
     return n;
   }
-}
-
-function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
-  if (a === b) return true;
-  let count = 0;
-  for (const k in a) {
-    if (!Object.hasOwn(b, k) || a[k] !== b[k]) return false;
-    count++;
-  }
-  return count === Object.keys(b).length;
 }
 
 function sameTaints(a: readonly Taint[], b: readonly Taint[]): boolean {
