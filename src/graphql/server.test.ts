@@ -244,12 +244,16 @@ describe('graphql-ws', () => {
     return served.url;
   }
 
-  function client(url: string, opts: { token?: string; header?: string } = {}): Client {
+  function client(
+    url: string,
+    opts: { token?: string; header?: string; headers?: Record<string, string> } = {},
+  ): Client {
+    const headers = { ...opts.headers, ...(opts.header ? { authorization: opts.header } : {}) };
     const c = createClient({
       url,
       webSocketImpl: class extends WebSocket {
         constructor(address: string, protocols?: string | string[]) {
-          super(address, protocols, opts.header ? { headers: { authorization: opts.header } } : {});
+          super(address, protocols, { headers });
         }
       },
       retryAttempts: 0,
@@ -311,6 +315,46 @@ describe('graphql-ws', () => {
       errors: [{ extensions: { code: 'FORBIDDEN', permission: 'nodes list' } }],
     });
     await shop.dispose();
+  });
+
+  it('closes with 1013 (try again later, which clients retry) while the TokenReview cannot be made', async () => {
+    const { auth } = fakeUserPortAuth({ tokenReviewDown: true });
+    const url = await serve({ auth });
+    const c = client(url, { token: 'tok-viewer' });
+    expect(await first(c, '{ nodes { name } }')).toEqual({
+      closed: 1013,
+      reason: expect.stringContaining('Unavailable: authentication unavailable'),
+    });
+    await c.dispose();
+  });
+
+  describe('anonymous port: a tokenless connection only for a loopback Host (DNS rebinding)', () => {
+    const anonymous = fakeUserPortAuth({ anonymous: true, users: { 'tok-viewer': { name: 'v', can: [] } } });
+
+    it.each([
+      ['localhost:8080', { data: { nodes: [{ name: 'node-a' }] } }],
+      ['127.0.0.1:8080', { data: { nodes: [{ name: 'node-a' }] } }],
+      ['[::1]:8080', { data: { nodes: [{ name: 'node-a' }] } }],
+      [
+        'evil.example:8080',
+        { closed: 4403, reason: expect.stringContaining('Forbidden: no token, and the Host') },
+      ],
+      ['127.0.0.1.nip.io', { closed: 4403, reason: expect.stringContaining('is not a loopback name') }],
+    ])('Host %s, page of the same origin', async (host, want) => {
+      const url = await serve({ auth: anonymous.auth });
+      const c = client(url, { headers: { host, origin: `http://${host}` } });
+      expect(await first(c, '{ nodes { name } }')).toEqual(want);
+      await c.dispose();
+    });
+
+    it("a token is reviewed for any Host: the user's own permissions apply", async () => {
+      const url = await serve({ auth: anonymous.auth });
+      const c = client(url, { token: 'tok-viewer', headers: { host: 'evil.example:8080' } });
+      expect(await first(c, '{ nodes { name } }')).toMatchObject({
+        errors: [{ extensions: { code: 'FORBIDDEN', permission: 'nodes list' } }],
+      });
+      await c.dispose();
+    });
   });
 
   it('refuses a page of another origin, and lets its own and allow-listed origins in', async () => {

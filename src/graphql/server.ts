@@ -99,7 +99,10 @@ export interface GraphQLServerOptions {
 }
 
 export interface WebSocketOptions {
-  /** Authenticates each connection's token (connection_init payload `authorization`, or the upgrade's header). */
+  /**
+   * Authenticates each connection's token (connection_init payload `authorization`, or the upgrade's
+   * header), given the upgrade's Host (a tokenless connection is anonymous only for a loopback Host).
+   */
   auth: Pick<UserPortAuth, 'authenticate'>;
   /** Origins other than the page's own allowed to open a socket (--cors-allowed-origins). */
   allowedOrigins?: readonly string[];
@@ -299,13 +302,25 @@ function connectionAuthorization(
   return typeof fromInit === 'string' ? fromInit : req.headers.authorization;
 }
 
+/**
+ * How a connection_init refused by the user port's auth closes: 4401 (graphql-ws clients do not retry),
+ * 4403 (an anonymous connection for a Host other than loopback), and 1013 "try again later" when the
+ * TokenReview could not be made: clients retry that one (4500 they would take as fatal).
+ */
+const REFUSAL_CLOSE = {
+  401: [CloseCode.Unauthorized, 'Unauthorized'],
+  403: [CloseCode.Forbidden, 'Forbidden'],
+  503: [1013, 'Unavailable'],
+} as const;
+
 export const DEFAULT_WS_MAX_PAYLOAD = 1024 * 1024;
 export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
 
 /**
  * graphql-ws over `ws`, on upgrade requests for the GraphQL path only (other paths are left to other
  * upgrade listeners, or refused when there is none), from pages of allowed origins only. Each connection
- * authenticates in connection_init (4401 when it cannot) and, with `streamWatch`, closes with 4401 once its
+ * authenticates in connection_init (4401 when it cannot, 4403 anonymous for a Host other than loopback,
+ * 1013 while the TokenReview cannot be made) and, with `streamWatch`, closes with 4401 once its
  * token stops authenticating; every operation is built with yoga.getEnveloped, so parse/validate/execute
  * run the same plugins (armor, cost, masking, logging, authorization) as HTTP requests.
  */
@@ -375,13 +390,11 @@ export function attachWebSocket(
       subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args) as never,
       onConnect: async (ctx) => {
         const authorization = connectionAuthorization(ctx.connectionParams, ctx.extra.request);
-        const result = await opts.auth.authenticate(authorization);
+        const result = await opts.auth.authenticate(authorization, ctx.extra.request.headers.host);
         if (!result.ok) {
-          // 4401 tells graphql-ws clients not to retry; returning false afterwards closes nothing twice.
-          ctx.extra.socket.close(
-            result.status === 401 ? CloseCode.Unauthorized : CloseCode.InternalServerError,
-            closeReason(`${result.status === 401 ? 'Unauthorized' : 'Unavailable'}: ${result.message}`),
-          );
+          // Returning false afterwards closes nothing twice.
+          const [code, what] = REFUSAL_CLOSE[result.status];
+          ctx.extra.socket.close(code, closeReason(`${what}: ${result.message}`));
           return false;
         }
         accesses.set(ctx.extra.socket, result.access);

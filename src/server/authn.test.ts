@@ -3,6 +3,7 @@ import {
   authenticationStep,
   CachedTokenAuthenticator,
   isLoopbackAddress,
+  isLoopbackHost,
   isPublicRequest,
   NO_TOKEN_MESSAGE,
   type TokenVerdict,
@@ -157,5 +158,40 @@ describe('isLoopbackAddress', () => {
     ['localhost.example.com', false],
   ])('%s → %s', (address, want) => {
     expect(isLoopbackAddress(address)).toBe(want);
+  });
+});
+
+describe('isLoopbackHost (the Host a tokenless request may name on the anonymous port)', () => {
+  it.each([
+    'localhost',
+    'localhost:8080',
+    'LocalHost:8080',
+    'localhost.:8080',
+    '127.0.0.1',
+    '127.0.0.1:8080',
+    '127.1.2.3:80',
+    '[::1]',
+    '[::1]:8080',
+    'dashboard.localhost:8080',
+  ])('accepts %s', (host) => {
+    expect(isLoopbackHost(host)).toBe(true);
+  });
+
+  it.each([
+    ['a rebound domain', 'evil.example:8080'],
+    ['a rebound domain, no port', 'evil.example'],
+    ['a wildcard DNS name of 127.0.0.1', '127.0.0.1.nip.io:8080'],
+    ['localhost as a subdomain', 'localhost.evil.example'],
+    ['a name ending in localhost', 'notlocalhost:8080'],
+    ['another address', '10.0.0.5:8080'],
+    ['every address', '0.0.0.0:8080'],
+    ['another IPv6 address', '[::2]:8080'],
+    ['IPv6 without brackets', '::1'],
+    ['a port that is no number', 'localhost:http'],
+    ['userinfo', 'localhost:8080@evil.example'],
+    ['empty', ''],
+    ['absent', undefined],
+  ])('refuses %s (%s)', (_what, host) => {
+    expect(isLoopbackHost(host)).toBe(false);
   });
 });

@@ -143,3 +143,16 @@ export function isLoopbackAddress(address: string): boolean {
   const v4 = a.startsWith('::ffff:') ? a.slice('::ffff:'.length) : a;
   return /^127(\.\d{1,3}){3}$/.test(v4);
 }
+
+/**
+ * Whether a Host header names this machine by a loopback name: localhost or a name under `.localhost`
+ * (RFC 6761: resolved to loopback, never by DNS), an address of 127.0.0.0/8 or [::1], with any port.
+ * The anonymous user port serves tokenless requests only so addressed: a page whose domain an attacker
+ * resolves to 127.0.0.1 (DNS rebinding) reaches the port with that domain as its Host.
+ */
+export function isLoopbackHost(host: string | undefined): boolean {
+  const m = /^(\[[0-9a-f:.]+\]|[^:[\]]+)(?::\d+)?$/.exec(host?.trim().toLowerCase() ?? '');
+  const name = m?.[1]?.replace(/\.$/, '');
+  if (!name) return false;
+  return name === 'localhost' || name.endsWith('.localhost') || isLoopbackAddress(name);
+}

@@ -53,7 +53,13 @@ export interface FakeUserPortAuth {
 }
 
 export function fakeUserPortAuth(
-  opts: { anonymous?: boolean; users?: Record<string, FakeUser>; now?: () => number } = {},
+  opts: {
+    anonymous?: boolean;
+    users?: Record<string, FakeUser>;
+    now?: () => number;
+    /** Every TokenReview fails, as while the API server is unreachable. */
+    tokenReviewDown?: boolean;
+  } = {},
 ): FakeUserPortAuth {
   const users = opts.users ?? {};
   const tokenReviews: string[] = [];
@@ -62,6 +68,7 @@ export function fakeUserPortAuth(
   const authenticator = new CachedTokenAuthenticator(
     async (token) => {
       tokenReviews.push(token);
+      if (opts.tokenReviewDown) throw new Error('connect ECONNREFUSED');
       const u = users[token];
       return u
         ? {

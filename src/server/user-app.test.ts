@@ -1,13 +1,12 @@
+import http from 'node:http';
 import { Router } from 'express';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PERMISSIONS } from './access.js';
-import { CachedTokenAuthenticator } from './authn.js';
-import { CachedAccessReviewer } from './authz.js';
 import { closeServed, fakeUserPortAuth, serveOnLoopback } from './testing.js';
 import { createUserApp, finishApp, type UserAppOptions } from './user-app.js';
-import { OMITTED_NAMESPACES_HEADER, sendReadable, UserPortAuth } from './user-auth.js';
+import { OMITTED_NAMESPACES_HEADER, sendReadable, type UserPortAuth } from './user-auth.js';
 import { UserPortGate } from './user-port-gate.js';
 
 const log = pino({ level: 'silent' });
@@ -104,15 +103,64 @@ describe('the user port gate', () => {
     expect((await fetch(`${base}/metrics`, { headers: bearer('stolen') })).status).toBe(401);
   });
 
-  it('answers 503 when the TokenReview cannot be made', async () => {
-    const auth = new UserPortAuth({
-      anonymous: false,
-      authenticator: new CachedTokenAuthenticator(async () => {
-        throw new Error('connect ECONNREFUSED');
-      }),
-      reviewer: new CachedAccessReviewer(async () => ({ allowed: true, reason: '' })),
-      log,
+  describe('anonymous port: a tokenless request is served only for a loopback Host (DNS rebinding)', () => {
+    /** A GET with its own Host header (fetch always sends the URL's). */
+    function getFor(base: string, path: string, host: string, token?: string) {
+      return new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const headers = { host, ...(token ? bearer(token) : {}) };
+        http
+          .get(`${base}${path}`, { headers }, (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+          })
+          .on('error', reject);
+      });
+    }
+
+    it.each([
+      ['localhost:8080', 200],
+      ['localhost', 200],
+      ['127.0.0.1:8080', 200],
+      ['[::1]:8080', 200],
+      ['dashboard.localhost:8080', 200],
+      ['evil.example:8080', 403],
+      ['evil.example', 403],
+      ['127.0.0.1.nip.io:8080', 403],
+      ['localhost.evil.example:8080', 403],
+      ['192.168.1.20:8080', 403],
+    ])('without a token, Host %s → %i', async (host, status) => {
+      const base = await serve({ auth: fakeUserPortAuth({ users, anonymous: true }).auth });
+      const res = await getFor(base, '/test/pods', host);
+      expect(res.status).toBe(status);
+      const body = JSON.parse(res.text);
+      if (status === 200) expect(body).toEqual(items);
+      else {
+        expect(body).toMatchObject({
+          error: 'Forbidden',
+          message: expect.stringContaining(`the Host "${host}" is not a loopback name`),
+          errors: [{ extensions: { code: 'FORBIDDEN' } }],
+        });
+        expect(body.message).toContain('DNS rebinding');
+      }
     });
+
+    it.each([
+      ['a token, for any Host', '/test/pods', 'tok-admin', 200],
+      ["a token lacking the permission: the user's 403", '/metrics', 'tok-shop', 403],
+      ['an unknown token: 401 as anywhere', '/test/pods', 'stolen', 401],
+      ['a public path', '/healthz', undefined, 200],
+    ] as const)('Host evil.example:8080 with %s', async (_what, path, token, status) => {
+      const base = await serve({ auth: fakeUserPortAuth({ users, anonymous: true }).auth });
+      const res = await getFor(base, path, 'evil.example:8080', token);
+      expect(res.status).toBe(status);
+      expect(res.text).not.toContain('DNS rebinding');
+    });
+  });
+
+  it('answers 503 when the TokenReview cannot be made', async () => {
+    const { auth } = fakeUserPortAuth({ users, tokenReviewDown: true });
     const base = await serve({ auth });
     const res = await fetch(`${base}/metrics`, { headers: bearer('t') });
     expect(res.status).toBe(503);

@@ -2,7 +2,9 @@
  * The user-facing port's gate: every request but the public ones (authn.ts isPublicRequest) is
  * authenticated before any route runs — 401 without a valid bearer token — and carries its Access
  * (access.ts) for the views to filter with. WebSocket connections authenticate through the same
- * `authenticate` with the token of their connection_init payload or upgrade request.
+ * `authenticate` with the token of their connection_init payload or upgrade request. With the anonymous
+ * flag, a tokenless request is served only when its Host is a loopback name (authn.ts isLoopbackHost):
+ * otherwise 403, so a page of a DNS-rebound domain cannot read the cluster through a browser.
  */
 import type http from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -17,11 +19,17 @@ import {
   reviewedAccess,
   UNRESTRICTED_ACCESS,
 } from './access.js';
-import { authenticationStep, type CachedTokenAuthenticator, isPublicRequest } from './authn.js';
+import {
+  authenticationStep,
+  type CachedTokenAuthenticator,
+  isLoopbackHost,
+  isPublicRequest,
+} from './authn.js';
 import type { CachedAccessReviewer } from './authz.js';
 import type { Logger } from './log.js';
 
-export type AuthResult = { ok: true; access: Access } | { ok: false; status: 401 | 503; message: string };
+export type AuthFailure = { ok: false; status: 401 | 403 | 503; message: string };
+export type AuthResult = { ok: true; access: Access } | AuthFailure;
 
 export interface UserPortAuthOptions {
   /** Serve requests without a token as an unrestricted user (--anonymous-user-port; loopback only). */
@@ -43,15 +51,28 @@ function errorBody(error: string, code: string, message: string) {
   return { error, message, errors: [{ message, extensions: { code } }] };
 }
 
-export function sendUnauthenticated(res: Response, status: 401 | 503, message: string): void {
+const FAILURE_BODIES = {
+  401: ['Unauthorized', 'UNAUTHENTICATED'],
+  403: ['Forbidden', 'FORBIDDEN'],
+  503: ['ServiceUnavailable', 'UNAVAILABLE'],
+} as const;
+
+function sendAuthFailure(res: Response, { status, message }: AuthFailure): void {
   if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="nodeload"');
-  res
-    .status(status)
-    .json(
-      status === 401
-        ? errorBody('Unauthorized', 'UNAUTHENTICATED', message)
-        : errorBody('ServiceUnavailable', 'UNAVAILABLE', message),
-    );
+  const [error, code] = FAILURE_BODIES[status];
+  res.status(status).json(errorBody(error, code, message));
+}
+
+/** Why a tokenless request to the anonymous port was refused. */
+function anonymousHostMessage(host: string | undefined): string {
+  const named = host
+    ? `the Host ${JSON.stringify(host.length > 60 ? `${host.slice(0, 60)}…` : host)}`
+    : 'no Host';
+  return (
+    `no token, and ${named} is not a loopback name: the anonymous user port serves only requests for ` +
+    'localhost, 127.0.0.1 or [::1] (a guard against DNS rebinding); open it by one of those names, or send ' +
+    '"Authorization: Bearer <token>"'
+  );
 }
 
 export function sendForbidden(res: Response, err: ForbiddenError): void {
@@ -65,12 +86,21 @@ export class UserPortAuth {
     return this.opts.anonymous;
   }
 
-  /** `authorization` as an Authorization header reads: "Bearer <token>" (or nothing). */
-  async authenticate(authorization: string | undefined): Promise<AuthResult> {
+  /**
+   * `authorization` as an Authorization header reads: "Bearer <token>" (or nothing); `host` is the
+   * request's Host header, which decides whether a tokenless request may be served anonymously (absent:
+   * it may not).
+   */
+  async authenticate(authorization: string | undefined, host?: string): Promise<AuthResult> {
     const step = authenticationStep({ authorization, anonymous: this.opts.anonymous });
     switch (step.kind) {
       case 'public':
+        return { ok: true, access: UNRESTRICTED_ACCESS };
       case 'anonymous':
+        if (!isLoopbackHost(host)) {
+          this.opts.log.debug({ host }, 'tokenless request for a host other than loopback refused');
+          return { ok: false, status: 403, message: anonymousHostMessage(host) };
+        }
         return { ok: true, access: UNRESTRICTED_ACCESS };
       case 'reject':
         return { ok: false, status: 401, message: step.message };
@@ -95,13 +125,13 @@ export class UserPortAuth {
     return { ok: true, access: reviewedAccess(verdict.user, this.opts.reviewer) };
   }
 
-  /** The gate: public requests pass; any other needs a valid token (or the anonymous flag). */
+  /** The gate: public requests pass; any other needs a valid token (or the anonymous flag and a loopback Host). */
   middleware(): RequestHandler {
     return async (req: Request, res: Response, next: NextFunction) => {
       if (isPublicRequest({ method: req.method, path: req.path, accept: req.get('accept') })) return next();
-      const result = await this.authenticate(req.get('authorization'));
+      const result = await this.authenticate(req.get('authorization'), req.get('host'));
       if (!result.ok) {
-        sendUnauthenticated(res, result.status, result.message);
+        sendAuthFailure(res, result);
         return;
       }
       accesses.set(req, result.access);
