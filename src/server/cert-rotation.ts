@@ -26,8 +26,20 @@ export interface RotationLeadership {
   on(event: 'started-leading', fn: () => void): () => void;
 }
 
-export interface CertRotatorOptions {
-  kubeConfig: KubeConfig;
+/** The API calls the rotation makes (the clients of kubeConfig, or a test's fakes). */
+export interface CertRotationApis {
+  core: Pick<CoreV1Api, 'readNamespacedSecret' | 'createNamespacedSecret' | 'replaceNamespacedSecret'>;
+  admission: Pick<
+    AdmissionregistrationV1Api,
+    | 'readMutatingWebhookConfiguration'
+    | 'patchMutatingWebhookConfiguration'
+    | 'readValidatingWebhookConfiguration'
+    | 'patchValidatingWebhookConfiguration'
+  >;
+  registration: Pick<ApiregistrationV1Api, 'readAPIService' | 'patchAPIService'>;
+}
+
+interface CertRotatorBaseOptions {
   namespace: string;
   secretName: string;
   /** DNS names and IP addresses of the serving certificate. */
@@ -42,6 +54,18 @@ export interface CertRotatorOptions {
   intervalMs?: number;
   policy?: CertPolicy;
   now?: () => Date;
+}
+
+export type CertRotatorOptions = CertRotatorBaseOptions &
+  ({ kubeConfig: KubeConfig } | { apis: CertRotationApis });
+
+function apisOf(opts: CertRotatorOptions): CertRotationApis {
+  if ('apis' in opts) return opts.apis;
+  return {
+    core: opts.kubeConfig.makeApiClient(CoreV1Api),
+    admission: opts.kubeConfig.makeApiClient(AdmissionregistrationV1Api),
+    registration: opts.kubeConfig.makeApiClient(ApiregistrationV1Api),
+  };
 }
 
 const KEYS = ['tls.crt', 'tls.key', 'ca.crt', 'ca.key'] as const;
@@ -65,9 +89,9 @@ const encode = (data: CertSecretData): Record<string, string> =>
   Object.fromEntries(KEYS.map((k) => [k, Buffer.from(data[k]).toString('base64')]));
 
 export class CertRotator {
-  private readonly core: CoreV1Api;
-  private readonly admission: AdmissionregistrationV1Api;
-  private readonly registration: ApiregistrationV1Api;
+  private readonly core: CertRotationApis['core'];
+  private readonly admission: CertRotationApis['admission'];
+  private readonly registration: CertRotationApis['registration'];
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private running: Promise<void> | undefined;
@@ -76,9 +100,7 @@ export class CertRotator {
   private stopped = false;
 
   constructor(private readonly opts: CertRotatorOptions) {
-    this.core = opts.kubeConfig.makeApiClient(CoreV1Api);
-    this.admission = opts.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
-    this.registration = opts.kubeConfig.makeApiClient(ApiregistrationV1Api);
+    ({ core: this.core, admission: this.admission, registration: this.registration } = apisOf(opts));
   }
 
   /** Whether a certificate from the Secret is being served (readiness waits for it). */
@@ -134,9 +156,11 @@ export class CertRotator {
       const policy = this.opts.policy ?? DEFAULT_CERT_POLICY;
       const plan = planRotation(data, this.opts.names, now, policy);
       const next = rotate(data, plan, this.opts.names, now, policy);
+      // The caBundles first: the API server trusts a CA before any replica can serve a certificate it
+      // signed (a new CA's, or a reissued one's when a caBundle was lost). A failed patch writes nothing.
+      const bundle = (next ?? data)?.['ca.crt'];
+      if (bundle) await this.injectCaBundle(bundle);
       if (next && plan.action !== 'keep') {
-        // A new CA goes into the caBundles before any replica can serve a certificate it signed.
-        if (plan.action === 'new-ca') await this.injectCaBundle(next['ca.crt']);
         await this.write(secret, next);
         this.opts.log.info(
           { secret: `${namespace}/${name}`, action: plan.action, reason: plan.reason },
@@ -144,7 +168,6 @@ export class CertRotator {
         );
         data = next;
       }
-      if (data?.['ca.crt']) await this.injectCaBundle(data['ca.crt']);
     }
     const cert = data?.['tls.crt'];
     const key = data?.['tls.key'];
