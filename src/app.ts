@@ -142,12 +142,17 @@ export async function startGateway(
     concurrency: config.userPortConcurrency,
     maxQueued: config.userPortMaxQueued,
     maxWaitMs: config.userPortMaxWaitSeconds * 1000,
+    loopShare: config.userPortLoopShare,
     registry,
   });
   const ctx: GatewayContext = { config, log, kubeConfig, registry, cache, loads, leader, userAuth, userGate };
 
   const components: GatewayComponent[] = [];
   for (const f of factories) components.push(await f(ctx));
+  for (const c of components) {
+    const busy = c.busy?.bind(c);
+    if (busy) userGate.share.contendedWhile(busy);
+  }
 
   // --cert-rotation=self-signed: the serving certificate comes from the Secret the leader keeps; until
   // this replica has read it, a throwaway one is served and /readyz says why it is not ready.
@@ -201,6 +206,8 @@ export async function startGateway(
     kubeApp.get('/healthz', (_req, res) => {
       res.type('text/plain').send('ok');
     });
+    // Admission reviews and aggregated API calls want the loop: the user port yields its share to them.
+    kubeApp.use(userGate.kubeActivity());
     finishApp(
       kubeApp,
       gwLog,

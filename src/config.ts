@@ -149,6 +149,14 @@ export const ConfigSchema = z
       .describe(
         'HTTP-port requests run at once, the next admitted only after the event loop served the HTTPS port (webhook, aggregated API) and the scheduler; 0 = no limit',
       ),
+    userPortLoopShare: z.coerce
+      .number()
+      .gt(0)
+      .max(1)
+      .default(USER_PORT_GATE_DEFAULTS.loopShare)
+      .describe(
+        'Fraction of the event loop HTTP-port requests may take while the HTTPS port (webhook, aggregated API) or the scheduler has work; 1 = no limit. Nothing is held back while they are idle',
+      ),
     userPortMaxQueued: z.coerce
       .number()
       .int()

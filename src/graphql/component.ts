@@ -3,6 +3,7 @@
  * GraphiQL) and, once the gateway hands over its HTTP server, graphql-ws on the same path.
  */
 import type http from 'node:http';
+import { Counter } from 'prom-client';
 import type { ClusterTopics, ClusterView } from '../cluster/view.js';
 import type { LoadView } from '../load/tracker.js';
 import type { Operator } from '../operator/operator.js';
@@ -48,6 +49,8 @@ export interface GraphQLFlags {
 
 /** The part of the gateway's context GraphQL uses. */
 export interface GraphQLContext extends Pick<ComponentContext, 'log'> {
+  /** Metrics (the response cache's lookups); none in tests that do not read them. */
+  registry?: ComponentContext['registry'];
   config: GraphQLFlags;
   cache: ClusterView<NodeLoadRule>;
   loads: LoadView;
@@ -82,11 +85,29 @@ export function graphqlComponent(ctx: GraphQLContext, deps: GraphQLComponentDeps
     'metricsServed',
     'synced',
   ];
+  // Counted by source: what keeps the cached answers short-lived.
+  const changes = ctx.registry
+    ? new Counter({
+        name: 'nodeload_graphql_data_changes_total',
+        help: 'Changes the GraphQL views can show, by source (a cluster-cache topic, load, decision, operator); each starts a new response-cache generation.',
+        labelNames: ['source'],
+        registers: [ctx.registry],
+      })
+    : undefined;
+  const bumpFrom = (source: string) => {
+    const counted = changes?.labels(source);
+    return counted
+      ? () => {
+          counted.inc();
+          version.bump();
+        }
+      : version.bump;
+  };
   const unsubscribe = [
-    ...topics.map((t) => ctx.cache.bus.on(t, version.bump)),
-    ctx.loads.bus.on('load', version.bump),
-    deps.scheduler.onDecision(version.bump),
-    ...(deps.operator ? [deps.operator.onChange(version.bump)] : []),
+    ...topics.map((t) => ctx.cache.bus.on(t, bumpFrom(t))),
+    ctx.loads.bus.on('load', bumpFrom('load')),
+    deps.scheduler.onDecision(bumpFrom('decision')),
+    ...(deps.operator ? [deps.operator.onChange(bumpFrom('operator'))] : []),
   ];
   const log = componentLogger(ctx.log, 'graphql');
   // WebSockets and SSE subscriptions close once their token stops authenticating.
@@ -100,7 +121,7 @@ export function graphqlComponent(ctx: GraphQLContext, deps: GraphQLComponentDeps
     log,
     graphiql: deps.graphiql ?? !config.production,
     introspection: !config.production,
-    responseCache: { version },
+    responseCache: { version, ...(ctx.registry ? { registry: ctx.registry } : {}) },
     streamWatch,
   });
   const attach = (httpServer: http.Server) => {

@@ -3,6 +3,7 @@
 
 import { createInMemoryCache } from '@graphql-yoga/plugin-response-cache';
 import pino from 'pino';
+import { Counter, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IN_PROCESS_URL } from '../../test/kit/graphql.js';
 import { rawNode, rawRule } from '../../test/kit/objects.js';
@@ -64,6 +65,25 @@ describe('versionScopedCache', () => {
     expect(await cache.get('a')).toBeNull();
     await cache.set('b', { data: { x: 2 } }, [], 60_000);
     expect(await cache.get('b')).toEqual({ data: { x: 2 } });
+  });
+
+  it('counts lookups by result', async () => {
+    const version = new DataVersion();
+    const registry = new Registry();
+    const lookups = new Counter({
+      name: 'lookups',
+      help: 'h',
+      labelNames: ['result'],
+      registers: [registry],
+    });
+    const cache = versionScopedCache(version, () => createInMemoryCache({ max: 10 }), lookups);
+    await cache.get('a');
+    await cache.set('a', { data: { x: 1 } }, [], 60_000);
+    await cache.get('a');
+    await cache.get('a');
+    const text = await registry.metrics();
+    expect(text).toContain('lookups{result="miss"} 1');
+    expect(text).toContain('lookups{result="hit"} 2');
   });
 });
 

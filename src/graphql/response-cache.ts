@@ -23,6 +23,7 @@ import {
   useResponseCache,
 } from '@graphql-yoga/plugin-response-cache';
 import type { Plugin } from 'graphql-yoga';
+import { Counter, type Registry } from 'prom-client';
 import type { Access } from '../server/access.js';
 import { accessOf } from '../server/user-auth.js';
 
@@ -45,6 +46,8 @@ export interface ResponseCacheOptions {
   ttlMs?: number;
   /** Cached answers kept at most (default 500; least recently used go first). */
   maxEntries?: number;
+  /** Counts lookups by result (hit, miss): how often the views' data changes faster than it is asked. */
+  registry?: Registry;
 }
 
 /**
@@ -62,7 +65,11 @@ function askingUser(context: { req?: http.IncomingMessage; access?: Access }): A
  * bumps the version: with 500 kept `nodes` answers of ~1 MB of objects each at 1,000 nodes, the
  * gateway ran out of its 640 MiB heap under a GraphQL flood. Here a new version starts a new cache.
  */
-export function versionScopedCache(version: DataVersion, make: () => Cache): Cache {
+export function versionScopedCache(
+  version: DataVersion,
+  make: () => Cache,
+  lookups?: Counter<'result'>,
+): Cache {
   let at = version.current;
   let inner = make();
   const current = (): Cache => {
@@ -72,8 +79,15 @@ export function versionScopedCache(version: DataVersion, make: () => Cache): Cac
     }
     return inner;
   };
+  const count = <A>(answer: A): A => {
+    lookups?.inc({ result: answer == null ? 'miss' : 'hit' });
+    return answer;
+  };
   return {
-    get: (key) => current().get(key),
+    get: (key) => {
+      const answer = current().get(key);
+      return answer instanceof Promise ? answer.then(count) : count(answer);
+    },
     set: (id, data, entities, ttl) => current().set(id, data, entities, ttl),
     invalidate: (entities) => current().invalidate(entities),
   };
@@ -100,7 +114,18 @@ export function useGatewayResponseCache(opts: ResponseCacheOptions): Plugin {
     enabled: (request, context) => request !== undefined && askingUser(context) !== undefined,
     ttl: opts.ttlMs ?? 1000,
     ttlPerSchemaCoordinate: { 'Query.schedulerStatus': 0 },
-    cache: versionScopedCache(opts.version, () => createInMemoryCache({ max: opts.maxEntries ?? 500 })),
+    cache: versionScopedCache(
+      opts.version,
+      () => createInMemoryCache({ max: opts.maxEntries ?? 500 }),
+      opts.registry
+        ? new Counter({
+            name: 'nodeload_graphql_response_cache_lookups_total',
+            help: 'GraphQL query answers looked up in the response cache, by result (hit, miss).',
+            labelNames: ['result'],
+            registers: [opts.registry],
+          })
+        : undefined,
+    ),
     buildResponseCacheKey: key,
     // Answers stay plain: no cache metadata in extensions (clients compare results).
     includeExtensionMetadata: false,

@@ -108,6 +108,7 @@ export function schedulerComponent(
     name: 'scheduler',
     scheduler,
     userRoutes: routes,
+    busy: () => scheduler.hasWork(),
     start() {
       scheduler.start();
       scheduler.rebuildHistory().then(

@@ -217,6 +217,13 @@ export class Scheduler {
     return this.history.get(id);
   }
 
+  /** Pods to place or binds in flight: the loop's time is wanted (the user port yields to it). */
+  hasWork(): boolean {
+    if (!this.leading) return false;
+    const q = this.queue.lengths();
+    return q.active > 0 || q.inFlight > 0 || this.binding.inFlightCount > 0;
+  }
+
   pendingPods(): PendingPod[] {
     return this.queue.pending();
   }

@@ -16,6 +16,8 @@ export interface GatewayComponent {
   kubeRoutes?: Router;
   /** Called with the user-facing HTTP server before it listens (WebSocket upgrades). */
   attach?(server: http.Server): void;
+  /** Work is waiting for the event loop (pods to place): the user port yields its share to it (loop-share.ts). */
+  busy?(): boolean;
   start?(): Promise<void> | void;
   stop?(): Promise<void> | void;
 }

@@ -51,6 +51,10 @@ function harness(opts: Partial<UserPortGateOptions> = {}): Harness {
     registry,
     now: () => clock.now,
     defer: (fn) => deferred.push(fn),
+    after: (fn, ms) => {
+      setTimeout(fn, ms);
+    },
+    loopShare: 1,
     ...opts,
   });
   const mw = gate.middleware();
@@ -192,6 +196,51 @@ describe('UserPortGate', () => {
     second?.();
     second?.(); // once only
     expect(h.gate.inFlight).toBe(0);
+  });
+
+  it('rations turns while the kube side is busy: the next user-port request waits until the share is paid back', async () => {
+    const h = harness({ loopShare: 0.25 });
+    h.gate.share.contendedWhile(() => true); // e.g. the scheduler has pods to place
+    const first = h.send();
+    const second = h.send();
+    h.clock.now = 70; // the first request held its turn for 70 ms: 20 ms over the 50 ms burst
+    answer(first.res);
+    h.turn();
+    expect(second.started()).toBe(false);
+    // 20 ms of debt at a quarter of the loop: 80 ms of the loop for the kube side first.
+    h.clock.now = 149;
+    vi.advanceTimersByTime(79);
+    expect(second.started()).toBe(false);
+    h.clock.now = 150;
+    vi.advanceTimersByTime(1);
+    expect(second.started()).toBe(true);
+    expect(await h.registry.getSingleMetricAsString('nodeload_user_port_yielded_seconds_total')).toMatch(
+      / 0\.08$/m,
+    );
+  });
+
+  it('does not hold the user port back while nothing else wants the loop', () => {
+    const h = harness({ loopShare: 0.25 });
+    const first = h.send();
+    const second = h.send();
+    h.clock.now = 100;
+    answer(first.res);
+    h.turn();
+    expect(second.started()).toBe(true);
+  });
+
+  it('a kube-port request makes the loop contended for the user port', () => {
+    const h = harness({ loopShare: 0.25 });
+    const first = h.send();
+    h.clock.now = 100;
+    answer(first.res);
+    h.gate.kubeActivity()({} as Request, {} as Response, (() => {}) as NextFunction);
+    const late = h.send(); // nothing in flight, nothing queued: still in debt
+    h.turn();
+    expect(late.started()).toBe(false);
+    h.clock.now = 300;
+    vi.advanceTimersByTime(200);
+    expect(late.started()).toBe(true);
   });
 
   it('is off with concurrency 0', () => {

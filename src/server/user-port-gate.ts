@@ -14,11 +14,15 @@
  *
  * A slot is given back when the response writes its headers (an answer computed; for SSE, the stream opened),
  * when the connection closes, or after `holdMs` — a request that long in flight is waiting on I/O, not the CPU.
+ *
+ * Turns are also rationed in time (loop-share.ts): while the kube side is busy the user port gets at most
+ * `loopShare` of the loop, so a flood of views slows the views, not admission and scheduling.
  */
 import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import onHeaders from 'on-headers';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { LOOP_SHARE_DEFAULTS, LoopShare } from './loop-share.js';
 
 export interface UserPortGateOptions {
   /** Requests admitted at once; 0 turns the gate off. */
@@ -29,10 +33,13 @@ export interface UserPortGateOptions {
   maxWaitMs: number;
   /** Give the slot back after this long even without an answer (the request is waiting on I/O). */
   holdMs?: number;
+  /** The user port's share of the loop while the kube side is busy (loop-share.ts); 1 = no limit. */
+  loopShare?: number;
   registry?: Registry;
-  /** Test seams: the clock and how the next admission is deferred (setImmediate). */
+  /** Test seams: the clock, how the next admission is deferred (setImmediate), and timers. */
   now?: () => number;
   defer?: (fn: () => void) => void;
+  after?: (fn: () => void, ms: number) => void;
 }
 
 export const USER_PORT_GATE_DEFAULTS = {
@@ -40,6 +47,7 @@ export const USER_PORT_GATE_DEFAULTS = {
   maxQueued: 1024,
   maxWaitMs: 10_000,
   holdMs: 100,
+  loopShare: LOOP_SHARE_DEFAULTS.share,
 } as const;
 
 interface Waiter {
@@ -67,6 +75,7 @@ interface GateMetrics {
   queued: Gauge;
   wait: Histogram;
   rejected: Counter<'reason'>;
+  yielded: Counter;
 }
 
 function gateMetrics(registry: Registry): GateMetrics {
@@ -94,6 +103,11 @@ function gateMetrics(registry: Registry): GateMetrics {
       labelNames: ['reason'],
       registers,
     }),
+    yielded: new Counter({
+      name: 'nodeload_user_port_yielded_seconds_total',
+      help: 'Time the user port held its next request back so the HTTPS port and the scheduler had the event loop (--user-port-loop-share).',
+      registers,
+    }),
   };
 }
 
@@ -102,16 +116,36 @@ export class UserPortGate {
   private readonly queue: Waiter[] = [];
   private head = 0;
   private pumpScheduled = false;
+  private shareTimer = false;
   private readonly now: () => number;
   private readonly defer: (fn: () => void) => void;
+  private readonly after: (fn: () => void, ms: number) => void;
   private readonly holdMs: number;
   private readonly metrics: GateMetrics | undefined;
+  /** Time-sharing with the kube side: how long the next admission waits. */
+  readonly share: LoopShare;
 
   constructor(private readonly opts: UserPortGateOptions) {
     this.now = opts.now ?? (() => performance.now());
     this.defer = opts.defer ?? ((fn) => setImmediate(fn));
+    this.after = opts.after ?? ((fn, ms) => setTimeout(fn, ms));
     this.holdMs = opts.holdMs ?? USER_PORT_GATE_DEFAULTS.holdMs;
     this.metrics = opts.registry ? gateMetrics(opts.registry) : undefined;
+    this.share = new LoopShare({
+      share: opts.loopShare ?? USER_PORT_GATE_DEFAULTS.loopShare,
+      burstMs: LOOP_SHARE_DEFAULTS.burstMs,
+      maxChargeMs: this.holdMs,
+      contentionWindowMs: LOOP_SHARE_DEFAULTS.contentionWindowMs,
+      now: this.now,
+    });
+  }
+
+  /** Express middleware for the kube port: each request there marks the loop as wanted by the kube side. */
+  kubeActivity(): RequestHandler {
+    return (_req, _res, next) => {
+      this.share.kubeActivity();
+      next();
+    };
   }
 
   get inFlight(): number {
@@ -156,7 +190,7 @@ export class UserPortGate {
     refuse: (reason: RefusalReason, waitedMs: number) => void,
     onGone?: (markGone: () => void) => void,
   ): void {
-    if (this.running < this.opts.concurrency && this.waiting === 0) {
+    if (this.running < this.opts.concurrency && this.waiting === 0 && this.share.waitMs() === 0) {
       this.metrics?.wait.observe(0);
       admit();
       return;
@@ -171,6 +205,7 @@ export class UserPortGate {
     });
     this.queue.push(waiter);
     this.metrics?.queued.set(this.waiting);
+    if (this.running < this.opts.concurrency) this.schedulePump();
   }
 
   private enterRequest(res: ServerResponse, next: () => void): void {
@@ -195,11 +230,13 @@ export class UserPortGate {
   private hold(): () => void {
     this.running++;
     this.metrics?.inFlight.set(this.running);
+    const admittedAt = this.now();
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       clearTimeout(timer);
+      this.share.charge(this.now() - admittedAt);
       this.running--;
       this.metrics?.inFlight.set(this.running);
       this.schedulePump();
@@ -242,6 +279,11 @@ export class UserPortGate {
 
   private pump(): void {
     while (this.running < this.opts.concurrency && this.waiting > 0) {
+      const wait = this.share.waitMs();
+      if (wait > 0) {
+        this.pumpAfter(wait);
+        break;
+      }
       const w = this.queue[this.head] as Waiter;
       this.queue[this.head++] = undefined as unknown as Waiter;
       if (this.head > 1024 && this.head * 2 > this.queue.length) {
@@ -258,5 +300,16 @@ export class UserPortGate {
       w.admit();
     }
     this.metrics?.queued.set(this.waiting);
+  }
+
+  /** The user port has had its share for now: the next admission once the bucket is out of debt. */
+  private pumpAfter(ms: number): void {
+    if (this.shareTimer) return;
+    this.shareTimer = true;
+    this.metrics?.yielded.inc(ms / 1000);
+    this.after(() => {
+      this.shareTimer = false;
+      this.pump();
+    }, ms);
   }
 }
