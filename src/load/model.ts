@@ -29,7 +29,7 @@ export function estimatePodUsage(pod: PodInfo, opts: EstimateOptions): CpuMem {
  * Multiplying first keeps whole percentages exact (0.7 * 100 is 70.00000000000001), so a load exactly
  * at a threshold compares equal to it.
  */
-function percentOf(used: number, allocatable: number): number {
+export function percentOf(used: number, allocatable: number): number {
   if (allocatable > 0) return (used * 100) / allocatable;
   return used > 0 ? 100 : 0;
 }

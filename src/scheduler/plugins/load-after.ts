@@ -1,9 +1,10 @@
 /**
  * The node's load with the incoming pod placed (load model's withPod: its requests, or its estimated
- * usage over a metrics sample), computed once per node per cycle and shared by NodeLoadRules and
- * LoadAware; plus the figures a verdict shows.
+ * usage over a metrics sample — as the view placedLoad, which computes the two percentages and reads the
+ * rest through), computed once per node per cycle and shared by NodeLoadRules and LoadAware; plus the
+ * figures a verdict shows.
  */
-import { withPod } from '../../load/model.js';
+import { placedLoad } from '../../load/placed.js';
 import type { NodeLoad } from '../../load/types.js';
 import type { NodeSnapshot } from '../framework/snapshot.js';
 import type { CycleContext, CycleState } from '../framework/types.js';
@@ -16,7 +17,7 @@ export function loadAfter(state: CycleState, ctx: CycleContext, n: NodeSnapshot)
   // object too, since a what-if (nominated pods, preemption's victims) swaps n.load.
   const memo = n.loadAfter;
   if (memo && memo.state === state && memo.load === load) return memo.after;
-  const after = withPod(load, ctx.pod, ctx.loadOptions);
+  const after = placedLoad(load, ctx.pod, ctx.loadOptions);
   n.loadAfter = { state, load, after };
   return after;
 }
