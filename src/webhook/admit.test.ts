@@ -251,8 +251,15 @@ describe('admitMutation: DaemonSet pods', () => {
     );
     expect(r.event).toMatchObject({
       msg: 'pod steered to its rules',
+      level: 'info',
       fields: { daemonSetClaimedBy: 'alice' },
     });
+  });
+
+  it('an ordinary steered pod is logged at debug (one line per pod would flood the log under load)', () => {
+    const r = admitMutation(request(), state(RULES), OPTS);
+    expect(r.result).toBe('patched');
+    expect(r.event).toMatchObject({ msg: 'pod steered to its rules', level: 'debug' });
   });
 });
 

@@ -56,7 +56,7 @@ export interface Admission {
   review: AdmissionReviewResponse;
   result: AdmissionResult;
   /** Set when the decision is worth a log line (a patch or a denial at info, a break-glass at warn). */
-  event?: { msg: string; fields: Record<string, unknown>; level?: 'info' | 'warn' };
+  event?: { msg: string; fields: Record<string, unknown>; level?: 'debug' | 'info' | 'warn' };
   /** A pinned pod allowed despite its rules by the break-glass label. */
   breakGlass?: boolean;
   /** Set when a pod covered by rules was not steered by the gate (never for a dry run: no pod will exist). */
@@ -165,7 +165,11 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
           },
         }
       : {
+          // Every pod of a ruled namespace: at debug, or the log is a flood under load (the scheduler's
+          // decision and its Scheduled Event say where the pod went and why) — unless someone other than
+          // the DaemonSet controller claimed a DaemonSet owner.
           msg: 'pod steered to its rules',
+          level: claim === 'claimed' ? 'info' : 'debug',
           fields: {
             pod: ref,
             rules: ruleNames,

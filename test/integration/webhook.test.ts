@@ -171,7 +171,7 @@ async function startWebhookGateway(): Promise<Gateway> {
     leaderElect: false,
     logLevel: 'info',
   });
-  const gw = await startGateway(config, [webhookComponent], { log: createLogger('info', sink) });
+  const gw = await startGateway(config, [webhookComponent], { log: createLogger('debug', sink) });
   await gw.cache.ready();
   return gw;
 }
