@@ -61,6 +61,12 @@ export async function kustomize(kubectl: string, dir: string): Promise<KubeObjec
 /** The chart's directory. */
 export const CHART_DIR = manifestPath('chart/nodeload');
 
+/** helm, built from its pinned Go module by build-helm.sh (cached; minutes when cold): the binary's path. */
+export async function buildHelm(): Promise<string> {
+  const out = await run('bash', [new URL('./build-helm.sh', import.meta.url).pathname], 1_800_000);
+  return out.trim().split('\n').at(-1) ?? '';
+}
+
 /** `helm template` of the chart with `--set` values (and `--namespace`). */
 export async function helmTemplate(
   helm: string,
