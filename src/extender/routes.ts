@@ -17,6 +17,7 @@ import type { ExtenderEngine } from '../scheduler/extender-engine.js';
 import { peerChain, verifyClientCertificate } from '../server/client-cert.js';
 import type { Logger } from '../server/log.js';
 import { observeRequests, setRequestResult } from '../server/request-result.js';
+import { sendJson } from '../server/send-json.js';
 import { EXTENDER_VERBS, type ExtenderMetrics, type ExtenderVerb, type RequestResult } from './metrics.js';
 import {
   BadRequest,
@@ -124,7 +125,7 @@ export function extenderRouter(opts: ExtenderRouterOptions): Router {
         return;
       }
       try {
-        res.json(await decide(req.body, res));
+        sendJson(res, JSON.stringify(await decide(req.body, res)));
       } catch (err) {
         if (err instanceof BadRequest) {
           log.debug({ verb, reason: err.message }, 'bad extender request');

@@ -13,6 +13,7 @@ import express, {
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../server/log.js';
 import { observeRequests, setRequestResult } from '../server/request-result.js';
+import { sendJson } from '../server/send-json.js';
 import {
   type AdmissionResult,
   type AdmitOptions,
@@ -100,7 +101,7 @@ export function webhookRouter(opts: WebhookRouterOptions): Router {
       if (parsed.kind === 'malformed') {
         opts.log.debug({ route, uid: parsed.uid, reason: parsed.message }, 'malformed admission request');
         setResult(res, 'denied');
-        res.json(deny(parsed.uid, 400, parsed.message));
+        sendJson(res, JSON.stringify(deny(parsed.uid, 400, parsed.message)));
         return;
       }
       const uid = parsed.request.uid;
@@ -135,7 +136,7 @@ export function webhookRouter(opts: WebhookRouterOptions): Router {
             : deny(uid, 500, 'nodeload: internal error while validating; retry'),
         );
       }
-      res.type('application/json').send(body);
+      sendJson(res, body);
     };
 
   /** Body-parser errors (malformed JSON, too large, bad charset/encoding) are the client's: 4xx with the reason. */
