@@ -10,8 +10,21 @@ import { KubeConfig } from '@kubernetes/client-node';
 type Context = Parameters<KubeConfig['applySecurityAuthentication']>[0];
 type Dispatcher = ReturnType<Context['getDispatcher']>;
 
+/**
+ * Test seam, unset in a pod: a folder standing for the root of the pod's file system, under which the
+ * in-cluster configuration reads the files the kubelet mounts in a pod
+ * (<root>/var/run/secrets/kubernetes.io/serviceaccount/{token,ca.crt,namespace}). The deploy test runs
+ * the gateway as the Deployment does, in-cluster branch included, with no kubelet to mount them.
+ */
+export const SERVICEACCOUNT_ROOT_ENV = 'NODELOAD_SERVICEACCOUNT_ROOT';
+
 export class PooledKubeConfig extends KubeConfig {
   private readonly dispatchers = new Map<string, Dispatcher>();
+
+  /** KUBERNETES_SERVICE_HOST/PORT and the ServiceAccount's files (under $NODELOAD_SERVICEACCOUNT_ROOT). */
+  override loadFromCluster(pathPrefix = process.env[SERVICEACCOUNT_ROOT_ENV] ?? ''): void {
+    super.loadFromCluster(pathPrefix);
+  }
 
   override async applySecurityAuthentication(context: Context): Promise<void> {
     await super.applySecurityAuthentication(context);

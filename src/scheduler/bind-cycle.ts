@@ -189,6 +189,8 @@ export class BindingCycle {
       recorder.counters.failed++;
       this.retryAfterError(key, preBindError);
       api.recordDecision(recorder.finish(base, 'error', `PreBind failed: ${preBindError}`, entry));
+      // As a failed bind: a refused write (VolumeBinding's, without its permission) must show in the log.
+      this.deps.log.warn({ pod: key, node, err: preBindError }, 'PreBind failed; requeued');
       return;
     }
     const outcome = await api.bind(pod, node);

@@ -1,6 +1,6 @@
 import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { classifyBindError, conditionUpToDate, unschedulablePatch } from './binder.js';
+import { classifyBindError, conditionUpToDate, unschedulablePatch, writeFailureLevel } from './binder.js';
 import { pod } from './testing.js';
 
 const apiError = (code: number, message: string) =>
@@ -26,6 +26,24 @@ describe('classifyBindError', () => {
       message: 'etcdserver: request timed out',
       status: 500,
     });
+  });
+});
+
+describe('writeFailureLevel', () => {
+  it.each([
+    [
+      apiError(
+        403,
+        'pods "web-1" is forbidden: User "system:serviceaccount:x:y" cannot patch resource "pods/status"',
+      ),
+      'warn',
+    ],
+    [apiError(401, 'Unauthorized'), 'warn'],
+    [apiError(409, 'the object has been modified'), 'debug'],
+    [apiError(404, 'pods "web-1" not found'), 'debug'],
+    [new Error('socket hang up'), 'debug'],
+  ])('%s → %s', (err, level) => {
+    expect(writeFailureLevel(err)).toBe(level);
   });
 });
 

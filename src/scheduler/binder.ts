@@ -102,6 +102,15 @@ export function conditionUpToDate(pod: PodInfo, message: string): boolean {
   return c?.status === 'False' && c.reason === 'Unschedulable' && c.message === message;
 }
 
+/**
+ * How loud a failed write is: a refusal (401, 403: the ServiceAccount lacks a permission) is an admin's
+ * to fix and shows at the default level; anything else (a conflict, a pod gone, a timeout) the next
+ * cycle writes again.
+ */
+export function writeFailureLevel(err: unknown): 'warn' | 'debug' {
+  return err instanceof ApiException && (err.code === 401 || err.code === 403) ? 'warn' : 'debug';
+}
+
 interface Write {
   key: string;
   run: () => Promise<void>;
@@ -156,7 +165,9 @@ class WriteQueue {
       this.running++;
       void acquireToken(this.bucket)
         .then(() => w.run())
-        .catch((err: unknown) => this.log.debug({ err: apiErrorMessage(err), key }, 'scheduler write failed'))
+        .catch((err: unknown) =>
+          this.log[writeFailureLevel(err)]({ err: apiErrorMessage(err), key }, 'scheduler write failed'),
+        )
         .finally(() => {
           this.running--;
           this.pump();

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, inject, onTestFinished, type ProvidedContext } from 'vitest';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import {
@@ -195,6 +195,16 @@ export async function waitFor<T>(
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The pod, or undefined once it is gone. */
+export async function readPod(namespace: string, name: string): Promise<V1Pod | undefined> {
+  try {
+    return await coreApi().readNamespacedPod({ namespace, name });
+  } catch (err) {
+    if (isApiException(err, 404)) return undefined;
+    throw err;
+  }
+}
 
 /**
  * Creates a pod no scheduler serves and binds it to `node` through the pods/binding subresource, as a

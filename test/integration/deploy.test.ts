@@ -1,15 +1,15 @@
-// nodeload as an admin installs it: the kustomize base and overlays (and the Helm chart) pass the real
-// API server's server-side dry run; the ServiceAccount the base grants holds no wildcard; and the gateway,
-// started as the Deployment starts it with exactly that ServiceAccount's token, becomes ready, leads,
-// schedules, writes rule status and Events, serves the webhook and the aggregated API, with not one
-// request refused. Every object is isolated for the shared cluster: a namespace of its own, cluster-scoped
+// nodeload as an admin installs it: the kustomize base, overlays and NetworkPolicy component (and the
+// Helm chart) pass the real API server's server-side dry run; the ServiceAccount the base grants holds no
+// wildcard; and the gateway, started as the Deployment starts it — in-cluster configuration, exactly that
+// ServiceAccount's token — becomes ready, leads, schedules (preemption and volume binding included),
+// writes rule status and Events, serves the webhook and the aggregated API, with not one request refused. Every object is isolated for the shared cluster: a namespace of its own, cluster-scoped
 // names suffixed (test/cluster/deploy.ts isolate), removed afterwards.
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
-import { CoordinationV1Api, EventsV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, EventsV1Api, type V1Pod, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../cluster/controlplane.js';
 import {
@@ -31,14 +31,25 @@ import {
 } from '../cluster/deploy.js';
 import { buildImageTree } from '../cluster/dockerfile.js';
 import { createFakeNodes, deleteFakeNodes, waitForNodesReady } from '../cluster/nodes.js';
-import { coreApi, kubeConfig, pkiPath, provided, uniqueName, waitFor, withNamespace } from './context.js';
+import { startTestProvisioner } from '../fixtures/provisioner.js';
+import {
+  coreApi,
+  kubeConfig,
+  pkiPath,
+  provided,
+  readPod,
+  uniqueName,
+  waitFor,
+  withNamespace,
+} from './context.js';
 import {
   applyObjects,
   createRuleUntilStatus,
+  type DeployedGateway,
   deleteObjects,
   kubectlRun,
   permissionErrors,
-  serviceAccountKubeconfig,
+  serviceAccountMount,
   startDeployedGateway,
   tempDir,
 } from './deployed.js';
@@ -118,6 +129,37 @@ describe('kustomize renderings pass server-side dry run', () => {
       'ServiceAccount',
       'ValidatingWebhookConfiguration',
     ]);
+    const warnings = await dryRun(objects);
+    expect(warnings).not.toMatch(/PodSecurity|would violate/i);
+  });
+
+  it('base with components/network-policy: the NetworkPolicy in the gateway namespace selects its pods', async () => {
+    const dir = tempDir('nl-dry-np-');
+    // An admin's overlay adding the component, as its kustomization.yaml says (kustomize takes relative
+    // paths only).
+    const manifests = (p: string) => path.relative(dir, path.join(root, 'manifests', p));
+    writeFileSync(
+      path.join(dir, 'kustomization.yaml'),
+      [
+        'apiVersion: kustomize.config.k8s.io/v1beta1',
+        'kind: Kustomization',
+        `resources: [${manifests('base')}]`,
+        `components: [${manifests('components/network-policy')}]`,
+        '',
+      ].join('\n'),
+    );
+    const { namespace, objects } = await isolatedRendering(
+      parseObjects((await kubectlRun(['kustomize', dir])).stdout),
+      'nl-dry-np',
+    );
+    type Labels = Record<string, string>;
+    const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
+    expect(policies.map((o) => o.metadata.namespace)).toEqual([namespace]);
+    const selected = policies.map((o) => (o['spec'] as { podSelector: { matchLabels: Labels } }).podSelector);
+    const gatewayPods = objects
+      .filter((o) => o.kind === 'Deployment')
+      .map((o) => (o['spec'] as { template: { metadata: { labels: Labels } } }).template.metadata.labels);
+    expect(gatewayPods).toEqual([expect.objectContaining(selected[0]?.matchLabels)]);
     const warnings = await dryRun(objects);
     expect(warnings).not.toMatch(/PodSecurity|would violate/i);
   });
@@ -299,23 +341,252 @@ describe('the ServiceAccount the base grants', () => {
   });
 });
 
+/** Pods of the scenarios below select their own nodes by this label. */
+const POOL_LABEL = 'nodeload.test/pool';
+
+function poolPod(
+  name: string,
+  o: { schedulerName: string; pool: string; cpu: string; priorityClassName?: string; claims?: string[] },
+): V1Pod {
+  return {
+    metadata: { name },
+    spec: {
+      schedulerName: o.schedulerName,
+      nodeSelector: { [POOL_LABEL]: o.pool },
+      ...(o.priorityClassName ? { priorityClassName: o.priorityClassName } : {}),
+      containers: [
+        {
+          name: 'app',
+          image: 'registry.invalid/app:1',
+          resources: { requests: { cpu: o.cpu, memory: '64Mi' } },
+        },
+      ],
+      volumes: (o.claims ?? []).map((c) => ({ name: c, persistentVolumeClaim: { claimName: c } })),
+    },
+  };
+}
+
+/**
+ * waitFor, ended early by a request the API server refused the gateway (its log): a missing permission
+ * then fails naming the refusal, not as a timeout waiting for its effect.
+ */
+async function unlessRefused<T>(
+  gw: DeployedGateway,
+  description: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+): Promise<T> {
+  const outcome = await waitFor<{ value?: T }>(description, async () => {
+    if (permissionErrors(gw.output()).length > 0) return {};
+    const value = await fn();
+    return value === undefined || value === false ? undefined : { value };
+  });
+  expect(permissionErrors(gw.output()), `refused while waiting for ${description}`).toEqual([]);
+  return outcome.value as T;
+}
+
+const boundTo = (gw: DeployedGateway, namespace: string, name: string) =>
+  unlessRefused(
+    gw,
+    `pod ${namespace}/${name} bound`,
+    async () => (await readPod(namespace, name))?.spec?.nodeName,
+  );
+
+/**
+ * Preemption as the gateway's identity: on `node` (2 CPUs) a low-priority filler takes 1.5; a
+ * high-priority pod of 1 CPU makes the gateway evict it — the DisruptionTarget condition (pods/status
+ * patch), then the DELETE (pods delete), then the Preempted Event — nominate the node (pods/status patch)
+ * and bind there. Each write is seen from outside: a watch of the namespace, the Event list.
+ */
+async function expectPreemption(
+  gw: DeployedGateway,
+  schedulerName: string,
+  pool: string,
+  node: string,
+): Promise<void> {
+  const ns = await withNamespace('nl-deploy-preempt');
+  const low = uniqueName('nl-deploy-low');
+  const high = uniqueName('nl-deploy-high');
+  const classes: KubeObject[] = [
+    { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: low }, value: 10 },
+    { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: high }, value: 100_000 },
+  ];
+  cleanup.push(...classes);
+  await applyObjects(classes);
+  const core = coreApi();
+  await core.createNamespacedPod({
+    namespace: ns,
+    body: poolPod('filler', { schedulerName, pool, cpu: '1500m', priorityClassName: low }),
+  });
+  expect(await boundTo(gw, ns, 'filler')).toBe(node);
+
+  // Both writes to status may be short-lived (KWOK removes the victim at once): watch for them.
+  const seen = { disruptionTarget: false, nominated: new Set<string>() };
+  const watch = await new Watch(kubeConfig()).watch(
+    `/api/v1/namespaces/${ns}/pods`,
+    {},
+    (_type: string, pod: V1Pod) => {
+      const status = pod.status;
+      if (pod.metadata?.name === 'filler' && status?.conditions?.some((c) => c.type === 'DisruptionTarget'))
+        seen.disruptionTarget = true;
+      if (pod.metadata?.name === 'preemptor' && status?.nominatedNodeName)
+        seen.nominated.add(status.nominatedNodeName);
+    },
+    () => undefined,
+  );
+  try {
+    await core.createNamespacedPod({
+      namespace: ns,
+      body: poolPod('preemptor', { schedulerName, pool, cpu: '1', priorityClassName: high }),
+    });
+    await unlessRefused(gw, 'the filler evicted', async () => (await readPod(ns, 'filler')) === undefined);
+    expect(await boundTo(gw, ns, 'preemptor')).toBe(node);
+    await unlessRefused(gw, 'DisruptionTarget on the filler and the nomination, seen by the watch', () =>
+      seen.disruptionTarget && seen.nominated.size > 0 ? true : undefined,
+    );
+    expect([...seen.nominated]).toEqual([node]);
+  } finally {
+    watch.abort();
+  }
+  const preempted = await unlessRefused(gw, 'the Preempted Event on the filler', async () => {
+    const list = await kubeConfig()
+      .makeApiClient(EventsV1Api)
+      .listNamespacedEvent({ namespace: ns, fieldSelector: `reportingController=${schedulerName}` });
+    return list.items.find((e) => e.reason === 'Preempted' && e.regarding?.name === 'filler');
+  });
+  expect(preempted.related?.name).toBe('preemptor');
+}
+
+/**
+ * VolumeBinding as the gateway's identity: a WaitForFirstConsumer local PV on `home` (static binding:
+ * the gateway patches the PV's claimRef) and a WaitForFirstConsumer claim of a test provisioner's class
+ * (dynamic: the gateway patches volume.kubernetes.io/selected-node onto the claim, the provisioner creates
+ * the PV there); the pod using both goes to `home` and kube-controller-manager's PV controller binds both
+ * claims. Its cache lists and watches PVs, claims and classes, or it would not be ready.
+ */
+async function expectVolumesBound(
+  gw: DeployedGateway,
+  schedulerName: string,
+  pool: string,
+  home: string,
+): Promise<void> {
+  const ns = await withNamespace('nl-deploy-vol');
+  const provisioner = `${uniqueName('p')}.nodeload.test`;
+  const p = await startTestProvisioner({ kubeConfig: kubeConfig(), namespace: ns, provisioner });
+  try {
+    const localClass = uniqueName('nl-deploy-local');
+    const dynamicClass = uniqueName('nl-deploy-dynamic');
+    const pv = uniqueName('nl-deploy-pv');
+    const storage: KubeObject[] = [
+      {
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        metadata: { name: localClass },
+        provisioner: 'kubernetes.io/no-provisioner',
+        volumeBindingMode: 'WaitForFirstConsumer',
+      },
+      {
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        metadata: { name: dynamicClass },
+        provisioner,
+        volumeBindingMode: 'WaitForFirstConsumer',
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: pv },
+        spec: {
+          storageClassName: localClass,
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          local: { path: '/mnt/disks/ssd1' },
+          nodeAffinity: {
+            required: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [home] }] },
+              ],
+            },
+          },
+        },
+      },
+    ];
+    cleanup.push(...storage);
+    await applyObjects(storage);
+    const claim = (name: string, storageClassName: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace: ns },
+      spec: { storageClassName, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    });
+    await applyObjects([claim('local', localClass), claim('provisioned', dynamicClass)]);
+    await coreApi().createNamespacedPod({
+      namespace: ns,
+      body: poolPod('app', { schedulerName, pool, cpu: '100m', claims: ['local', 'provisioned'] }),
+    });
+
+    expect(await boundTo(gw, ns, 'app')).toBe(home);
+    const bound = async (name: string) =>
+      unlessRefused(gw, `claim ${ns}/${name} Bound`, async () => {
+        const c = await coreApi().readNamespacedPersistentVolumeClaim({ namespace: ns, name });
+        return c.status?.phase === 'Bound' ? c : undefined;
+      });
+    expect((await bound('local')).spec?.volumeName).toBe(pv);
+    expect((await coreApi().readPersistentVolume({ name: pv })).spec?.claimRef).toMatchObject({
+      namespace: ns,
+      name: 'local',
+    });
+    const provisioned = await bound('provisioned');
+    cleanup.push(
+      ...p.provisioned.map(
+        (name): KubeObject => ({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name } }),
+      ),
+    );
+    expect(provisioned.metadata?.annotations?.['volume.kubernetes.io/selected-node']).toBe(home);
+    expect(p.errors).toEqual([]);
+    expect(p.provisioned).toEqual([provisioned.spec?.volumeName]);
+  } finally {
+    await p.stop();
+  }
+}
+
 describe('the gateway under the ServiceAccount the base grants', () => {
   let namespace: string;
   let node: string;
   let dir: string;
+  /** A node of 2 CPUs for preemption, and two for the volumes (the local PV lives on the second). */
+  const pools = { preempt: uniqueName('nl-deploy-preempt'), volumes: uniqueName('nl-deploy-vol') };
+  const preemptNode = `${pools.preempt}-0`;
+  const volumeNodes = [`${pools.volumes}-0`, `${pools.volumes}-1`];
 
   beforeAll(async () => {
     dir = tempDir('nl-deploy-');
     node = uniqueName('nl-deploy-node');
-    await createFakeNodes(provided('kubeconfig'), [{ name: node, cpu: 4, memory: '8Gi' }]);
-    await waitForNodesReady(provided('kubeconfig'), [node]);
+    await createFakeNodes(provided('kubeconfig'), [
+      { name: node, cpu: 4, memory: '8Gi' },
+      { name: preemptNode, cpu: 2, memory: '4Gi', labels: { [POOL_LABEL]: pools.preempt } },
+      ...volumeNodes.map((name) => ({
+        name,
+        cpu: 4,
+        memory: '8Gi',
+        labels: { [POOL_LABEL]: pools.volumes },
+      })),
+    ]);
+    await waitForNodesReady(provided('kubeconfig'), [node, preemptNode, ...volumeNodes]);
+    // Every new node starts with the not-ready taint until the node controller sees it Ready.
+    await waitFor('the not-ready taints lifted', async () => {
+      const nodes = await Promise.all(
+        [preemptNode, ...volumeNodes].map((name) => coreApi().readNode({ name })),
+      );
+      return nodes.every((n) => !n.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/not-ready'));
+    });
   });
   afterAll(async () => {
-    await deleteFakeNodes(provided('kubeconfig'), [node]);
+    await deleteFakeNodes(provided('kubeconfig'), [node, preemptNode, ...volumeNodes]);
   });
 
-  it('becomes ready, leads, schedules, writes rule status and serves webhook and aggregated API: nothing forbidden', {
-    timeout: 240_000,
+  it('in-cluster configuration: becomes ready, leads, schedules (preempting, binding volumes), writes rule status and serves webhook and aggregated API: nothing forbidden', {
+    timeout: 360_000,
   }, async () => {
     const rendered = await isolatedRendering(await kustomize(provided('kubectlPath'), 'base'), 'nl-deploy');
     namespace = rendered.namespace;
@@ -330,10 +601,12 @@ describe('the gateway under the ServiceAccount the base grants', () => {
 
     const container = gatewayContainer(rendered.objects);
     expect(container.namespace).toBe(namespace);
-    const kubeconfig = await serviceAccountKubeconfig(namespace, container.serviceAccountName, dir);
+    // As in its pod: no kubeconfig, the API server from KUBERNETES_SERVICE_HOST/PORT, the token, CA and
+    // namespace from the files the kubelet mounts for the ServiceAccount.
+    const serviceAccountRoot = await serviceAccountMount(namespace, container.serviceAccountName, dir);
     const schedulerName = uniqueName('nl-deploy-sched');
     const gw = await startDeployedGateway(container, {
-      kubeconfig,
+      serviceAccountRoot,
       flags: {
         // The kubelet would mount the Secret here; the cluster's test PKI stands in (SANs for loopback).
         'tls-cert-file': pkiPath('serving.crt'),
@@ -342,6 +615,8 @@ describe('the gateway under the ServiceAccount the base grants', () => {
         'scheduler-name': schedulerName,
       },
     });
+    // Neither --kubeconfig nor KUBECONFIG (startDeployedGateway drops it): loadKubeConfig's in-cluster branch.
+    expect(flagValue(gw.args, 'kubeconfig')).toBeUndefined();
     try {
       const base = `http://127.0.0.1:${gw.httpPort}`;
       // A refused request is logged at once; waiting for readiness would only hide it behind a timeout.
@@ -398,6 +673,9 @@ describe('the gateway under the ServiceAccount the base grants', () => {
         const events = await kubeConfig().makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: work });
         return events.items.some((e) => e.reason === 'FailedScheduling' && e.regarding?.name === 'too-big');
       });
+      await expectPreemption(gw, schedulerName, pools.preempt, preemptNode);
+      await expectVolumesBound(gw, schedulerName, pools.volumes, volumeNodes[1] as string);
+      expect(permissionErrors(gw.output())).toEqual([]);
 
       // The webhook answers an AdmissionReview on the HTTPS port.
       const review = await httpsJson(gw.httpsPort, 'POST', '/mutate', {

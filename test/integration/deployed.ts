@@ -2,16 +2,18 @@
  * Running the gateway the way the Deployment does, for the deploy tests: the objects of a rendering
  * (test/cluster/deploy.ts) applied with kubectl as the cluster admin would, a token for the rendered
  * ServiceAccount from TokenRequest, and the gateway process started from src/main.ts with the
- * Deployment's container args and environment, under that identity only.
+ * Deployment's container args and environment, under that identity only — through a kubeconfig file
+ * holding the token, or through the in-cluster configuration a pod gets (serviceAccountMount).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { dump } from 'js-yaml';
 import { afterAll, expect } from 'vitest';
+import { SERVICEACCOUNT_ROOT_ENV } from '../../src/cluster/kubeconfig.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import { waitForApiServiceAvailable } from '../cluster/apiservice.js';
 import { freePorts } from '../cluster/controlplane.js';
@@ -55,12 +57,8 @@ export async function deleteObjects(objects: KubeObject[]): Promise<void> {
   await kubectlRun(['delete', '--ignore-not-found', '--wait=false', '-f', '-'], toYaml(objects));
 }
 
-/** A kubeconfig for the ServiceAccount, holding a token from TokenRequest (kubectl create token). */
-export async function serviceAccountKubeconfig(
-  namespace: string,
-  serviceAccount: string,
-  dir: string,
-): Promise<string> {
+/** A token of the ServiceAccount from TokenRequest (kubectl create token), valid for an hour. */
+async function serviceAccountToken(namespace: string, serviceAccount: string): Promise<string> {
   const { stdout } = await kubectlRun([
     'create',
     'token',
@@ -69,6 +67,16 @@ export async function serviceAccountKubeconfig(
     namespace,
     '--duration=3600s',
   ]);
+  return stdout.trim();
+}
+
+/** A kubeconfig for the ServiceAccount, holding a token from TokenRequest (kubectl create token). */
+export async function serviceAccountKubeconfig(
+  namespace: string,
+  serviceAccount: string,
+  dir: string,
+): Promise<string> {
+  const token = await serviceAccountToken(namespace, serviceAccount);
   const file = path.join(dir, `${namespace}-${serviceAccount}.kubeconfig`);
   const user = `system:serviceaccount:${namespace}:${serviceAccount}`;
   writeFileSync(
@@ -85,7 +93,7 @@ export async function serviceAccountKubeconfig(
           },
         },
       ],
-      users: [{ name: user, user: { token: stdout.trim() } }],
+      users: [{ name: user, user: { token } }],
       contexts: [{ name: 'sa', context: { cluster: 'local', user } }],
       'current-context': 'sa',
     }),
@@ -93,6 +101,41 @@ export async function serviceAccountKubeconfig(
   );
   return file;
 }
+
+/** Where the kubelet mounts a pod's ServiceAccount volume. */
+const SERVICEACCOUNT_MOUNT = 'var/run/secrets/kubernetes.io/serviceaccount';
+
+/**
+ * What the kubelet mounts in a pod of the ServiceAccount, written below a folder standing for the pod's
+ * root (returned; the gateway reads it through NODELOAD_SERVICEACCOUNT_ROOT): `token` from TokenRequest,
+ * `ca.crt` from the ConfigMap kube-root-ca.crt that kube-controller-manager publishes in every
+ * namespace (the projected volume's source), `namespace`.
+ */
+export async function serviceAccountMount(
+  namespace: string,
+  serviceAccount: string,
+  dir: string,
+): Promise<string> {
+  const root = path.join(dir, `${namespace}-${serviceAccount}-root`);
+  const mount = path.join(root, SERVICEACCOUNT_MOUNT);
+  mkdirSync(mount, { recursive: true });
+  const ca = await waitFor(`ConfigMap ${namespace}/kube-root-ca.crt published`, async () => {
+    const cm = await coreApi().readNamespacedConfigMap({ namespace, name: 'kube-root-ca.crt' });
+    return cm.data?.['ca.crt'];
+  });
+  writeFileSync(path.join(mount, 'token'), await serviceAccountToken(namespace, serviceAccount), {
+    mode: 0o600,
+  });
+  writeFileSync(path.join(mount, 'ca.crt'), ca);
+  writeFileSync(path.join(mount, 'namespace'), namespace);
+  return root;
+}
+
+/**
+ * How the gateway reaches the API server: `--kubeconfig`, or as in a pod, KUBERNETES_SERVICE_HOST/PORT
+ * and the files of serviceAccountMount (no --kubeconfig, no KUBECONFIG).
+ */
+type ApiServerAccess = { kubeconfig: string } | { serviceAccountRoot: string };
 
 export interface DeployedGateway {
   child: ChildProcess;
@@ -118,13 +161,12 @@ process.once('exit', () => {
 
 /**
  * Starts `tsx src/main.ts` with the container's args and environment, on loopback ports, reaching the
- * API server through `kubeconfig`. `flags` replaces or adds flags (`--tls-cert-file`, a test's scheduler
- * name...): the Deployment's are kept otherwise.
+ * API server as `opts` says (ApiServerAccess). `flags` replaces or adds flags (`--tls-cert-file`, a
+ * test's scheduler name...): the Deployment's are kept otherwise.
  */
 export async function startDeployedGateway(
   container: GatewayContainer,
-  opts: {
-    kubeconfig: string;
+  opts: ApiServerAccess & {
     flags?: Record<string, string>;
     /** Chosen beforehand when objects must name the HTTPS port (webhooks, APIService); free ones otherwise. */
     ports?: { http: number; https: number };
@@ -136,7 +178,7 @@ export async function startDeployedGateway(
   const identity = opts.identity ?? `${container.namespace}-gateway-0`;
   let args = [...container.args];
   const flags: Record<string, string> = {
-    kubeconfig: opts.kubeconfig,
+    ...('kubeconfig' in opts ? { kubeconfig: opts.kubeconfig } : {}),
     'http-port': String(httpPort),
     'https-port': String(httpsPort),
     'bind-address': '127.0.0.1',
@@ -149,6 +191,13 @@ export async function startDeployedGateway(
     if (v === 'fieldRef:metadata.name') env[k] = identity;
     else if (v.startsWith('fieldRef:')) throw new Error(`env ${k}: ${v} is not emulated`);
     else env[k] = v;
+  }
+  if ('serviceAccountRoot' in opts) {
+    // The kubelet sets these in every container (enableServiceLinks: false or not); the API server's
+    // serving certificate holds 127.0.0.1.
+    env['KUBERNETES_SERVICE_HOST'] = '127.0.0.1';
+    env['KUBERNETES_SERVICE_PORT'] = new URL(provided('apiserverUrl')).port;
+    env[SERVICEACCOUNT_ROOT_ENV] = opts.serviceAccountRoot;
   }
   const child = spawn(path.join(root, 'node_modules/.bin/tsx'), ['src/main.ts', ...args], {
     cwd: root,

@@ -20,6 +20,7 @@ import { createFakeNodes, isApiException } from '../cluster/nodes.js';
 import {
   coreApi,
   kubeConfig,
+  readPod,
   removeTestResources,
   sleep,
   uniqueName,
@@ -69,15 +70,6 @@ function podBody(name: string, o: { pool: string; cpu: string; priorityClassName
       ],
     },
   };
-}
-
-async function readPod(namespace: string, name: string): Promise<V1Pod | undefined> {
-  try {
-    return await coreApi().readNamespacedPod({ namespace, name });
-  } catch (err) {
-    if (isApiException(err, 404)) return undefined;
-    throw err;
-  }
 }
 
 async function boundPod(namespace: string, name: string): Promise<V1Pod> {
@@ -173,7 +165,10 @@ describe('preemption', () => {
       victims: [{ namespace: ns, name: 'victim', priority: 10 }],
       message: `preempting 1 pod(s) on node ${node}: ${ns}/victim (priority 10).`,
     });
-    expect(decisionsOf(ns, 'preemptor').some((d) => d.result === 'scheduled' && d.node === node)).toBe(true);
+    // The watch can show the pod bound before the bind's response is back and the decision recorded.
+    await waitFor('the scheduled decision of the preemptor', () =>
+      decisionsOf(ns, 'preemptor').some((d) => d.result === 'scheduled' && d.node === node),
+    );
 
     const preempted = await waitFor('the Preempted Event on the victim', async () => {
       const list = await kubeConfig()
