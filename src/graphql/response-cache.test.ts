@@ -9,7 +9,7 @@ import { IN_PROCESS_URL } from '../../test/kit/graphql.js';
 import { rawNode, rawRule } from '../../test/kit/objects.js';
 import type { Access } from '../server/access.js';
 import { fakeUserPortAuth } from '../server/testing.js';
-import { DataVersion, versionScopedCache } from './response-cache.js';
+import { DataVersion, versionScopedCache, withMemoizedJson } from './response-cache.js';
 import { createGraphQLYoga } from './server.js';
 import { FixtureCluster, fixtureSources } from './testing.js';
 
@@ -59,12 +59,12 @@ describe('versionScopedCache', () => {
     const version = new DataVersion();
     const cache = versionScopedCache(version, () => createInMemoryCache({ max: 10 }));
     await cache.set('a', { data: { x: 1 } }, [], 60_000);
-    expect(await cache.get('a')).toEqual({ data: { x: 1 } });
+    expect(await cache.get('a')).toMatchObject({ data: { x: 1 } });
     version.bump();
     // Nothing of the old version is held: not even a key that would be asked again.
     expect(await cache.get('a')).toBeNull();
     await cache.set('b', { data: { x: 2 } }, [], 60_000);
-    expect(await cache.get('b')).toEqual({ data: { x: 2 } });
+    expect(await cache.get('b')).toMatchObject({ data: { x: 2 } });
   });
 
   it('counts lookups by result', async () => {
@@ -84,6 +84,47 @@ describe('versionScopedCache', () => {
     const text = await registry.metrics();
     expect(text).toContain('lookups{result="miss"} 1');
     expect(text).toContain('lookups{result="hit"} 2');
+  });
+});
+
+describe('withMemoizedJson', () => {
+  it('writes a cached answer once — also through the shallow copy yoga serves a hit as — and anything else as JSON.stringify would', () => {
+    let writes = 0;
+    const answer = withMemoizedJson({
+      data: {
+        nodes: [{ name: 'a' }],
+        counted: {
+          toJSON: () => {
+            writes++;
+            return 1;
+          },
+        },
+      },
+    }) as { stringify?: (r: unknown) => string };
+    const write = answer.stringify as (r: unknown) => string;
+    const json = '{"data":{"nodes":[{"name":"a"}],"counted":1}}';
+    expect(JSON.stringify(answer)).toBe(json); // the memo itself never shows
+    expect(writes).toBe(1);
+    expect(write(answer)).toBe(json);
+    expect(write({ ...answer, [Symbol.for('servedFromResponseCache')]: true })).toBe(json);
+    expect(writes).toBe(2);
+    // yoga takes the cache's http headers out of extensions before writing: the same JSON, from the memo.
+    expect(write({ ...answer, extensions: undefined })).toBe(json);
+    expect(writes).toBe(2);
+    // A copy that changed something (a plugin adding extensions, other data) is written afresh.
+    const copy = { ...answer, extensions: { x: 1 } };
+    expect(write(copy)).toBe('{"data":{"nodes":[{"name":"a"}],"counted":1},"extensions":{"x":1}}');
+    expect(writes).toBe(3);
+    expect(write({ ...answer, data: { other: true } })).toBe('{"data":{"other":true}}');
+    expect(write({ ...answer, hasNext: false })).toContain('"hasNext":false');
+  });
+
+  it('caches answers with the memo: a hit is written from it', async () => {
+    const version = new DataVersion();
+    const cache = versionScopedCache(version, () => createInMemoryCache({ max: 10 }));
+    await cache.set('a', { data: { x: 1 } }, [], 60_000);
+    const hit = (await cache.get('a')) as { stringify?: (r: unknown) => string };
+    expect(hit.stringify?.(hit)).toBe('{"data":{"x":1}}');
   });
 });
 
