@@ -21,6 +21,7 @@ import { CachedTokenAuthenticator, kubeTokenReviewer } from './server/authn.js';
 import { CachedAccessReviewer, kubeSubjectAccessReviewer } from './server/authz.js';
 import { CertRotator } from './server/cert-rotation.js';
 import { generateCa, issueServingCert, serviceDnsNames } from './server/certs.js';
+import { loadClientCas } from './server/client-cert.js';
 import type { ComponentContext, GatewayComponent } from './server/component.js';
 import { componentLogger, createLogger, type Logger } from './server/log.js';
 import { createMetricsRegistry } from './server/metrics.js';
@@ -130,6 +131,9 @@ export async function startGateway(
     anonymous: config.anonymousUserPort,
     authenticator: new CachedTokenAuthenticator(kubeTokenReviewer(kubeConfig)),
     reviewer: new CachedAccessReviewer(kubeSubjectAccessReviewer(kubeConfig)),
+    clientCas: config.userClientCaFile
+      ? loadClientCas(config.userClientCaFile, '--user-client-ca-file')
+      : undefined,
     log: componentLogger(log, 'auth'),
   });
   if (config.anonymousUserPort) {
@@ -195,7 +199,19 @@ export async function startGateway(
     gwLog,
     components.flatMap((c) => (c.userRoutes ? [c.userRoutes] : [])),
   );
-  const userServer = http.createServer(userApp);
+  // --user-tls-cert-file: 8080 serves HTTPS, its certificate reloaded when the files change, as 8443's.
+  // With --user-client-ca-file it asks clients for a certificate, and one that CA signed authenticates.
+  const userTls =
+    config.userTlsCertFile && config.userTlsKeyFile
+      ? await createTlsServer({
+          certFile: config.userTlsCertFile,
+          keyFile: config.userTlsKeyFile,
+          requestCert: config.userClientCaFile !== undefined,
+          handler: userApp,
+          log: gwLog,
+        })
+      : undefined;
+  const userServer = userTls ? (userTls.server as unknown as http.Server) : http.createServer(userApp);
   for (const c of components) c.attach?.(userServer);
 
   if ((config.tlsCertFile && config.tlsKeyFile) || certs) {
@@ -245,10 +261,11 @@ export async function startGateway(
       loads.stop();
       cache.stop();
       await Promise.all([
-        new Promise<void>((r) => {
-          userServer.close(() => r());
-          userServer.closeAllConnections();
-        }),
+        userTls?.close() ??
+          new Promise<void>((r) => {
+            userServer.close(() => r());
+            userServer.closeAllConnections();
+          }),
         tls?.close(),
       ]);
       gwLog.info('gateway stopped');

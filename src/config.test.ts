@@ -48,6 +48,22 @@ describe('loadConfig', () => {
     },
     { argv: [], env: {}, key: 'anonymousUserPort', want: false },
     { argv: ['--production=true'], env: {}, key: 'production', want: true },
+    {
+      argv: [
+        '--user-tls-cert-file=/tls/tls.crt',
+        '--user-tls-key-file=/tls/tls.key',
+        '--user-client-ca-file=/ca.crt',
+      ],
+      env: {},
+      key: 'userClientCaFile',
+      want: '/ca.crt',
+    },
+    {
+      argv: ['--user-tls-cert-file=/tls/tls.crt', '--user-tls-key-file=/tls/tls.key'],
+      env: {},
+      key: 'userClientCaFile',
+      want: undefined,
+    },
   ])('$argv $env → $key=$want', ({ argv, env, key, want }) => {
     expect(loadConfig(argv, env)[key as keyof ReturnType<typeof loadConfig>]).toBe(want);
   });
@@ -75,6 +91,20 @@ describe('loadConfig', () => {
       msg: '--anonymous-user-port (NODELOAD_ANONYMOUS_USER_PORT): --anonymous-user-port=true serves every request without a token, so it needs a loopback --bind-address',
     },
     { argv: ['--anonymous-user-port=true', '--bind-address=10.0.0.5'], msg: '--anonymous-user-port' },
+    ...[
+      ['--user-tls-cert-file=/c'],
+      ['--user-tls-key-file=/k'],
+      ['--user-tls-cert-file=/c', '--user-client-ca-file=/ca'],
+    ].map((argv) => ({
+      argv,
+      msg: '--user-tls-cert-file (NODELOAD_USER_TLS_CERT_FILE): --user-tls-cert-file and --user-tls-key-file go together',
+    })),
+    ...[['--user-client-ca-file=/ca'], ['--user-client-ca-file=/ca', '--user-tls-key-file=/k']].map(
+      (argv) => ({
+        argv,
+        msg: '--user-client-ca-file (NODELOAD_USER_CLIENT_CA_FILE): --user-client-ca-file authenticates TLS client certificates, so the HTTP port must serve TLS: give --user-tls-cert-file and --user-tls-key-file too',
+      }),
+    ),
   ])('rejects $argv with a message naming the flag', ({ argv, msg }) => {
     expect(() => loadConfig(argv, {})).toThrow(ConfigError);
     expect(() => loadConfig(argv, {})).toThrow(msg);

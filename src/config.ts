@@ -30,6 +30,21 @@ export const ConfigSchema = z
     bindAddress: z.string().default('0.0.0.0'),
     tlsCertFile: z.string().min(1).optional(),
     tlsKeyFile: z.string().min(1).optional(),
+    userTlsCertFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'With --user-tls-key-file: the HTTP port serves HTTPS with this certificate (reloaded when the files change)',
+      ),
+    userTlsKeyFile: z.string().min(1).optional().describe('The key of --user-tls-cert-file'),
+    userClientCaFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Authenticate HTTP-port clients by a TLS client certificate this CA signed (user: its CN, groups: its O values), besides bearer tokens; needs --user-tls-cert-file',
+      ),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     schedulerName: z.string().min(1).default('nodeload-scheduler'),
     /** The gateway's own namespace: leases live here and the webhooks never touch it. */
@@ -181,6 +196,15 @@ export const ConfigSchema = z
   .refine((c) => Boolean(c.tlsCertFile) === Boolean(c.tlsKeyFile), {
     message: '--tls-cert-file and --tls-key-file go together: give both or neither',
     path: ['tlsCertFile'],
+  })
+  .refine((c) => Boolean(c.userTlsCertFile) === Boolean(c.userTlsKeyFile), {
+    message: '--user-tls-cert-file and --user-tls-key-file go together: give both or neither',
+    path: ['userTlsCertFile'],
+  })
+  .refine((c) => !c.userClientCaFile || Boolean(c.userTlsCertFile && c.userTlsKeyFile), {
+    message:
+      '--user-client-ca-file authenticates TLS client certificates, so the HTTP port must serve TLS: give --user-tls-cert-file and --user-tls-key-file too',
+    path: ['userClientCaFile'],
   })
   .superRefine((c, ctx) => {
     const timings = electionTimings(c.leaseDurationSeconds, {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UserInfo } from '../server/authz.js';
+import { TestPki } from '../server/testing-pki.js';
 import {
   AuthConfigError,
   alwaysAllowed,
@@ -10,7 +11,6 @@ import {
   userFromHeaders,
   verifyClientChain,
 } from './auth.js';
-import { TestPki } from './testing-pki.js';
 
 let pki: TestPki;
 const pem: Record<string, string> = {};

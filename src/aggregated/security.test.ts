@@ -3,6 +3,7 @@ import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CachedAccessReviewer, type UserInfo } from '../server/authz.js';
 import { closeServed, recordingReviewer, serveOnLoopback } from '../server/testing.js';
+import { TestPki } from '../server/testing-pki.js';
 import { ApiError } from './api.js';
 import type { RequestHeaderConfig } from './auth.js';
 import {
@@ -10,7 +11,6 @@ import {
   RequestHeaderConfigLoader,
   subjectAccessReviewAuthorization,
 } from './security.js';
-import { TestPki } from './testing-pki.js';
 
 const log = pino({ level: 'silent' });
 

@@ -4,12 +4,10 @@
  * Served only when --extender-client-ca-file names the CA kube-scheduler's client certificate is
  * signed by: without it no caller could be authenticated.
  */
-import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { ClusterView } from '../cluster/view.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
-import { splitPemBundle } from '../server/client-cert.js';
+import { loadClientCas } from '../server/client-cert.js';
 import type { ComponentContext, GatewayComponent } from '../server/component.js';
 import { componentLogger } from '../server/log.js';
 import { type BypassCheck, bypassedRules } from './bypass.js';
@@ -20,23 +18,6 @@ import { extenderRouter } from './routes.js';
 export interface ExtenderContext extends ComponentContext {
   config: { extenderClientCaFile?: string | undefined; schedulerName: string; nativeScheduler: boolean };
   cache: Pick<ClusterView<NodeLoadRule>, 'isReady' | 'bus' | 'rules'>;
-}
-
-/** The CA bundle's certificates; throws naming the flag when the file is missing or holds none. */
-export function loadClientCas(file: string): X509Certificate[] {
-  let pem: string;
-  try {
-    pem = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new Error(`--extender-client-ca-file: cannot read ${file}: ${(err as Error).message}`);
-  }
-  const blocks = splitPemBundle(pem);
-  if (blocks.length === 0) throw new Error(`--extender-client-ca-file: ${file} holds no PEM certificate`);
-  try {
-    return blocks.map((b) => new X509Certificate(b));
-  } catch (err) {
-    throw new Error(`--extender-client-ca-file: ${file}: ${(err as Error).message}`);
-  }
 }
 
 export function extenderComponent(ctx: ExtenderContext, deps: { scheduler: Scheduler }): GatewayComponent {
@@ -57,7 +38,7 @@ export function extenderComponent(ctx: ExtenderContext, deps: { scheduler: Sched
     name: 'extender',
     kubeRoutes: extenderRouter({
       state: { ready: () => ctx.cache.isReady(), engine },
-      clientCas: loadClientCas(file),
+      clientCas: loadClientCas(file, '--extender-client-ca-file'),
       metrics,
       log,
       bodyLimit: '8mb',

@@ -4,9 +4,11 @@
  * then the stream completes. graphql-ws sockets are watched per connection instead (server.ts closes
  * them with 4401), so operations arriving over a socket are left alone here.
  */
+import type http from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { createGraphQLError, type Plugin, Repeater } from 'graphql-yoga';
 import type { OnRevoked, StreamTokenRevalidator } from '../server/stream-revalidation.js';
+import { authenticatedByCertificate } from '../server/user-auth.js';
 
 export type StreamWatch = Pick<StreamTokenRevalidator, 'watch'>;
 
@@ -62,6 +64,8 @@ interface StreamContext {
   socket?: unknown;
   /** The HTTP request (yoga's Fetch Request) of an SSE subscription. */
   request?: { headers: { get(name: string): string | null } };
+  /** The same, as Node's request: the user port's gate says how it was authenticated. */
+  req?: http.IncomingMessage;
 }
 
 /** The envelop plugin: each SSE subscription's stream is watched with its request's token. */
@@ -71,6 +75,8 @@ export function useRevokedStreamsEnd(revalidator: StreamWatch): Plugin {
       onSubscribeResult: ({ result, setResult }) => {
         const context = args.contextValue as StreamContext;
         if (context.socket !== undefined || !isAsyncIterable(result)) return;
+        // Authenticated by its client certificate: the token it may carry is not what let it in.
+        if (context.req && authenticatedByCertificate(context.req)) return;
         const authorization = context.request?.headers.get('authorization') ?? undefined;
         setResult(untilRevoked(result, (onRevoked) => revalidator.watch(authorization, onRevoked)));
       },

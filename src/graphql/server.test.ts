@@ -13,6 +13,7 @@ import {
   createTestYoga,
   FakeScheduling,
   FixtureCluster,
+  firstResult,
   fixtureSources,
   post,
   serveWebSocket,
@@ -263,37 +264,15 @@ describe('graphql-ws', () => {
     return c;
   }
 
-  /** The first result of an operation, or how the socket closed. */
-  function first(
-    c: Client,
-    query: string,
-  ): Promise<{ data?: unknown; errors?: unknown; closed?: number; reason?: string }> {
-    return new Promise((resolve) => {
-      const stop = c.subscribe(
-        { query },
-        {
-          next: (r) => {
-            stop();
-            resolve(r as { data?: unknown; errors?: unknown });
-          },
-          error: (e) => {
-            const ev = e as { code?: number; reason?: string };
-            if (typeof ev.code === 'number') resolve({ closed: ev.code, reason: String(ev.reason) });
-            else resolve({ errors: e });
-          },
-          complete: () => {},
-        },
-      );
-    });
-  }
-
   it('authenticates with the token of connection_init, or of the upgrade request', async () => {
     const url = await serve();
     const viaInit = client(url, { token: 'tok-viewer' });
-    expect(await first(viaInit, '{ nodes { name } }')).toEqual({ data: { nodes: [{ name: 'node-a' }] } });
+    expect(await firstResult(viaInit, '{ nodes { name } }')).toEqual({
+      data: { nodes: [{ name: 'node-a' }] },
+    });
     await viaInit.dispose();
     const viaHeader = client(url, { header: 'Bearer tok-viewer' });
-    expect(await first(viaHeader, '{ schedulerStatus { running } }')).toEqual({
+    expect(await firstResult(viaHeader, '{ schedulerStatus { running } }')).toEqual({
       data: { schedulerStatus: { running: true } },
     });
     await viaHeader.dispose();
@@ -302,16 +281,16 @@ describe('graphql-ws', () => {
   it('closes an unauthenticated connection with 4401 and a reason; authorizes operations like HTTP', async () => {
     const url = await serve();
     const none = client(url);
-    expect(await first(none, '{ nodes { name } }')).toEqual({
+    expect(await firstResult(none, '{ nodes { name } }')).toEqual({
       closed: 4401,
       reason: expect.stringContaining('Unauthorized: authentication required'),
     });
     await none.dispose();
     const wrong = client(url, { token: 'stolen' });
-    expect(await first(wrong, '{ nodes { name } }')).toMatchObject({ closed: 4401 });
+    expect(await firstResult(wrong, '{ nodes { name } }')).toMatchObject({ closed: 4401 });
     await wrong.dispose();
     const shop = client(url, { token: 'tok-shop' });
-    expect(await first(shop, '{ nodes { name } }')).toMatchObject({
+    expect(await firstResult(shop, '{ nodes { name } }')).toMatchObject({
       errors: [{ extensions: { code: 'FORBIDDEN', permission: 'nodes list' } }],
     });
     await shop.dispose();
@@ -321,7 +300,7 @@ describe('graphql-ws', () => {
     const { auth } = fakeUserPortAuth({ tokenReviewDown: true });
     const url = await serve({ auth });
     const c = client(url, { token: 'tok-viewer' });
-    expect(await first(c, '{ nodes { name } }')).toEqual({
+    expect(await firstResult(c, '{ nodes { name } }')).toEqual({
       closed: 1013,
       reason: expect.stringContaining('Unavailable: authentication unavailable'),
     });
@@ -343,14 +322,14 @@ describe('graphql-ws', () => {
     ])('Host %s, page of the same origin', async (host, want) => {
       const url = await serve({ auth: anonymous.auth });
       const c = client(url, { headers: { host, origin: `http://${host}` } });
-      expect(await first(c, '{ nodes { name } }')).toEqual(want);
+      expect(await firstResult(c, '{ nodes { name } }')).toEqual(want);
       await c.dispose();
     });
 
     it("a token is reviewed for any Host: the user's own permissions apply", async () => {
       const url = await serve({ auth: anonymous.auth });
       const c = client(url, { token: 'tok-viewer', headers: { host: 'evil.example:8080' } });
-      expect(await first(c, '{ nodes { name } }')).toMatchObject({
+      expect(await firstResult(c, '{ nodes { name } }')).toMatchObject({
         errors: [{ extensions: { code: 'FORBIDDEN', permission: 'nodes list' } }],
       });
       await c.dispose();
@@ -390,7 +369,7 @@ describe('graphql-ws', () => {
       { query: 'subscription { schedulingEvents { id } }' },
       { next() {}, error() {}, complete() {} },
     );
-    expect(await first(c, '{ nodes { name } }')).toMatchObject({
+    expect(await firstResult(c, '{ nodes { name } }')).toMatchObject({
       errors: [{ message: 'too many operations on this connection (at most 1)' }],
     });
     held();

@@ -101,7 +101,8 @@ export interface GraphQLServerOptions {
 export interface WebSocketOptions {
   /**
    * Authenticates each connection's token (connection_init payload `authorization`, or the upgrade's
-   * header), given the upgrade's Host (a tokenless connection is anonymous only for a loopback Host).
+   * header), given the upgrade's Host (a tokenless connection is anonymous only for a loopback Host)
+   * and its socket (a TLS client certificate, with --user-client-ca-file).
    */
   auth: Pick<UserPortAuth, 'authenticate'>;
   /** Origins other than the page's own allowed to open a socket (--cors-allowed-origins). */
@@ -390,7 +391,8 @@ export function attachWebSocket(
       subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args) as never,
       onConnect: async (ctx) => {
         const authorization = connectionAuthorization(ctx.connectionParams, ctx.extra.request);
-        const result = await opts.auth.authenticate(authorization, ctx.extra.request.headers.host);
+        const request = ctx.extra.request;
+        const result = await opts.auth.authenticate(authorization, request.headers.host, request.socket);
         if (!result.ok) {
           // Returning false afterwards closes nothing twice.
           const [code, what] = REFUSAL_CLOSE[result.status];
@@ -399,9 +401,13 @@ export function attachWebSocket(
         }
         accesses.set(ctx.extra.socket, result.access);
         const socket = ctx.extra.socket;
-        const unwatch = opts.streamWatch?.watch(authorization, (reason) =>
-          socket.close(CloseCode.Unauthorized, closeReason(`Unauthorized: ${reason}`)),
-        );
+        // A connection its client certificate authenticated is not ended by the token it may carry too.
+        const unwatch =
+          result.credential === 'token'
+            ? opts.streamWatch?.watch(authorization, (reason) =>
+                socket.close(CloseCode.Unauthorized, closeReason(`Unauthorized: ${reason}`)),
+              )
+            : undefined;
         if (unwatch) socket.once('close', unwatch);
         return true;
       },

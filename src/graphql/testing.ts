@@ -305,3 +305,27 @@ export function webSocketClient(url: string, token: string): Client {
     connectionParams: { authorization: `Bearer ${token}` },
   });
 }
+
+/** What an operation over graphql-ws first got: its first result, or how the socket closed. */
+type FirstResult = { data?: unknown; errors?: unknown; closed?: number; reason?: string };
+
+/** Runs an operation on the client; resolves with its first result, or how the socket closed. */
+export function firstResult(c: Client, query: string): Promise<FirstResult> {
+  return new Promise((resolve) => {
+    const stop = c.subscribe(
+      { query },
+      {
+        next: (r) => {
+          stop();
+          resolve(r as { data?: unknown; errors?: unknown });
+        },
+        error: (e) => {
+          const ev = e as { code?: number; reason?: string };
+          if (typeof ev.code === 'number') resolve({ closed: ev.code, reason: String(ev.reason) });
+          else resolve({ errors: e });
+        },
+        complete: () => {},
+      },
+    );
+  });
+}

@@ -7,6 +7,7 @@
  * A rule without `in <namespace>` holds cluster-wide (in every namespace); `get /metrics` is a
  * nonResourceURL. Also: a recording SubjectAccessReviewer, and a loopback server per test.
  */
+import type { X509Certificate } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
@@ -59,6 +60,8 @@ export function fakeUserPortAuth(
     now?: () => number;
     /** Every TokenReview fails, as while the API server is unreachable. */
     tokenReviewDown?: boolean;
+    /** CAs of client certificates (--user-client-ca-file); a certificate's CN is looked up in `users` by name. */
+    clientCas?: readonly X509Certificate[];
   } = {},
 ): FakeUserPortAuth {
   const users = opts.users ?? {};
@@ -95,6 +98,7 @@ export function fakeUserPortAuth(
     anonymous: opts.anonymous ?? false,
     authenticator,
     reviewer,
+    clientCas: opts.clientCas,
     log: pino({ level: 'silent' }),
   });
   return {

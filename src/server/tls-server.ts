@@ -1,7 +1,8 @@
 /**
- * The kube-facing HTTPS server (port 8443): admission webhook and aggregated API. The serving
- * certificate is re-read when its files change, so rotation needs no restart; connections already
- * open keep their context, new handshakes get the new one.
+ * The kube-facing HTTPS server (port 8443): admission webhook and aggregated API; and the user-facing
+ * port's when it serves TLS (--user-tls-cert-file). The serving certificate is re-read when its files
+ * change, so rotation needs no restart; connections already open keep their context, new handshakes get
+ * the new one.
  */
 import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -22,6 +23,8 @@ export async function createTlsServer(opts: {
   certFile?: string;
   keyFile?: string;
   certificate?: { cert: string; key: string };
+  /** Ask clients for a certificate (default true); the handler decides what one proves. */
+  requestCert?: boolean;
   handler: RequestListener;
   log: Logger;
 }): Promise<TlsServer> {
@@ -36,7 +39,13 @@ export async function createTlsServer(opts: {
     // Ask for a client certificate but let the handler decide: the API server's webhook calls carry
     // none, the aggregator's proxied calls carry the front-proxy certificate, which the aggregated API
     // verifies against the front-proxy CA it reads from the cluster (src/aggregated/security.ts).
-    { ...(await context()), requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.2' },
+    // The user port asks only with --user-client-ca-file, as kube-apiserver does with its client CA.
+    {
+      ...(await context()),
+      requestCert: opts.requestCert ?? true,
+      rejectUnauthorized: false,
+      minVersion: 'TLSv1.2',
+    },
     opts.handler,
   );
   server.keepAliveTimeout = 65_000;

@@ -5,7 +5,13 @@
  * `authenticate` with the token of their connection_init payload or upgrade request. With the anonymous
  * flag, a tokenless request is served only when its Host is a loopback name (authn.ts isLoopbackHost):
  * otherwise 403, so a page of a DNS-rebound domain cannot read the cluster through a browser.
+ *
+ * With --user-client-ca-file (8080 over TLS), a client certificate that CA signed authenticates too, as
+ * kube-apiserver's x509 authenticator does: tried before the token (a valid certificate is the user, its
+ * CN the name and its O values the groups, whatever token comes with it); one that does not verify is
+ * refused with 401 unless a token authenticates instead — never served as anonymous.
  */
+import type { X509Certificate } from 'node:crypto';
 import type http from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import {
@@ -24,26 +30,51 @@ import {
   type CachedTokenAuthenticator,
   isLoopbackHost,
   isPublicRequest,
+  NO_TOKEN_MESSAGE,
 } from './authn.js';
 import type { CachedAccessReviewer } from './authz.js';
+import { type CertificateUserVerdict, certificateUser, NOT_SIGNED, peerChain } from './client-cert.js';
 import type { Logger } from './log.js';
 
 export type AuthFailure = { ok: false; status: 401 | 403 | 503; message: string };
-export type AuthResult = { ok: true; access: Access } | AuthFailure;
+/** `credential`: what authenticated the user — a bearer token, a client certificate, or nothing (anonymous, public). */
+export type AuthResult =
+  | { ok: true; access: Access; credential: 'token' | 'certificate' | 'none' }
+  | AuthFailure;
 
 export interface UserPortAuthOptions {
   /** Serve requests without a token as an unrestricted user (--anonymous-user-port; loopback only). */
   anonymous: boolean;
   authenticator: CachedTokenAuthenticator;
   reviewer: CachedAccessReviewer;
+  /** CAs whose client certificates authenticate (--user-client-ca-file); absent: certificates are ignored. */
+  clientCas?: readonly X509Certificate[] | undefined;
   log: Logger;
 }
 
 const accesses = new WeakMap<http.IncomingMessage, Access>();
+const byCertificate = new WeakSet<http.IncomingMessage>();
 
 /** The request's Access, set by the gate; a request that did not pass it (a public one) has none. */
 export function accessOf(req: http.IncomingMessage): Access | undefined {
   return accesses.get(req);
+}
+
+/**
+ * Whether the gate authenticated the request by its client certificate: its Authorization header, if
+ * any, was not what let it in, so an open stream is not ended when that token stops authenticating.
+ */
+export function authenticatedByCertificate(req: http.IncomingMessage): boolean {
+  return byCertificate.has(req);
+}
+
+const AUTHENTICATED_GROUP = 'system:authenticated';
+
+/** A certificate that does not authenticate, for a 401. */
+function certificateMessage(reason: string): string {
+  const why =
+    reason === NOT_SIGNED ? 'client certificate is not signed by the --user-client-ca-file CA' : reason;
+  return `${why}: present a client certificate that CA signed, or none and "Authorization: Bearer <token>"`;
 }
 
 /** The JSON every refusal carries: readable by people, and by GraphQL clients (`errors`). */
@@ -80,6 +111,12 @@ export function sendForbidden(res: Response, err: ForbiddenError): void {
 }
 
 export class UserPortAuth {
+  /**
+   * The verdict on each TLS connection's client certificate (undefined: none presented), kept while it
+   * holds: verifying the chain costs far more than a request, and a connection's certificate stays.
+   */
+  private readonly certificates = new WeakMap<object, { verdict?: CertificateUserVerdict; until: number }>();
+
   constructor(private readonly opts: UserPortAuthOptions) {}
 
   get anonymous(): boolean {
@@ -89,21 +126,68 @@ export class UserPortAuth {
   /**
    * `authorization` as an Authorization header reads: "Bearer <token>" (or nothing); `host` is the
    * request's Host header, which decides whether a tokenless request may be served anonymously (absent:
-   * it may not).
+   * it may not); `socket` the request's connection, whose TLS client certificate authenticates with
+   * --user-client-ca-file (tried first, as kube-apiserver does).
    */
-  async authenticate(authorization: string | undefined, host?: string): Promise<AuthResult> {
+  async authenticate(
+    authorization: string | undefined,
+    host?: string,
+    socket?: unknown,
+  ): Promise<AuthResult> {
+    const certificate = this.certificateOf(socket);
+    if (certificate?.ok) {
+      // As kube-apiserver's AuthenticatedGroupAdder: system:authenticated once.
+      const groups = certificate.groups.filter((g) => g !== AUTHENTICATED_GROUP);
+      const user = { name: certificate.name, groups: [...groups, AUTHENTICATED_GROUP], extra: {} };
+      return { ok: true, access: reviewedAccess(user, this.opts.reviewer), credential: 'certificate' };
+    }
+    if (certificate && !authorization?.trim()) {
+      this.opts.log.debug({ reason: certificate.reason }, 'client certificate refused');
+      return { ok: false, status: 401, message: certificateMessage(certificate.reason) };
+    }
+    const result = await this.authenticateToken(authorization, host);
+    // Neither: the 401 says why of both.
+    if (certificate && !result.ok && result.status === 401) {
+      return { ...result, message: `${result.message}; ${certificateMessage(certificate.reason)}` };
+    }
+    return result;
+  }
+
+  /** The verdict on the connection's client certificate; undefined without --user-client-ca-file or a certificate. */
+  private certificateOf(socket: unknown): CertificateUserVerdict | undefined {
+    const cas = this.opts.clientCas;
+    if (!cas || typeof socket !== 'object' || socket === null) return undefined;
+    const now = Date.now();
+    const known = this.certificates.get(socket);
+    if (known && now <= known.until) return known.verdict;
+    const chain = peerChain(socket);
+    const verdict = chain.length > 0 ? certificateUser(chain, cas, new Date(now)) : undefined;
+    // A refusal and the absence of a certificate hold for the connection; a user until a certificate of
+    // its path expires.
+    this.certificates.set(socket, { verdict, until: verdict?.ok ? verdict.validUntil : Infinity });
+    return verdict;
+  }
+
+  private async authenticateToken(authorization: string | undefined, host?: string): Promise<AuthResult> {
     const step = authenticationStep({ authorization, anonymous: this.opts.anonymous });
     switch (step.kind) {
       case 'public':
-        return { ok: true, access: UNRESTRICTED_ACCESS };
+        return { ok: true, access: UNRESTRICTED_ACCESS, credential: 'none' };
       case 'anonymous':
         if (!isLoopbackHost(host)) {
           this.opts.log.debug({ host }, 'tokenless request for a host other than loopback refused');
           return { ok: false, status: 403, message: anonymousHostMessage(host) };
         }
-        return { ok: true, access: UNRESTRICTED_ACCESS };
+        return { ok: true, access: UNRESTRICTED_ACCESS, credential: 'none' };
       case 'reject':
-        return { ok: false, status: 401, message: step.message };
+        return {
+          ok: false,
+          status: 401,
+          message:
+            this.opts.clientCas && step.message === NO_TOKEN_MESSAGE
+              ? `${NO_TOKEN_MESSAGE}, or present a client certificate signed by the --user-client-ca-file CA`
+              : step.message,
+        };
       case 'token':
         break;
     }
@@ -122,19 +206,23 @@ export class UserPortAuth {
       this.opts.log.debug({ reason: verdict.reason }, 'token refused');
       return { ok: false, status: 401, message: `invalid bearer token: ${verdict.reason}` };
     }
-    return { ok: true, access: reviewedAccess(verdict.user, this.opts.reviewer) };
+    return { ok: true, access: reviewedAccess(verdict.user, this.opts.reviewer), credential: 'token' };
   }
 
-  /** The gate: public requests pass; any other needs a valid token (or the anonymous flag and a loopback Host). */
+  /**
+   * The gate: public requests pass; any other needs a valid token or client certificate (or the
+   * anonymous flag and a loopback Host).
+   */
   middleware(): RequestHandler {
     return async (req: Request, res: Response, next: NextFunction) => {
       if (isPublicRequest({ method: req.method, path: req.path, accept: req.get('accept') })) return next();
-      const result = await this.authenticate(req.get('authorization'), req.get('host'));
+      const result = await this.authenticate(req.get('authorization'), req.get('host'), req.socket);
       if (!result.ok) {
         sendAuthFailure(res, result);
         return;
       }
       accesses.set(req, result.access);
+      if (result.credential === 'certificate') byCertificate.add(req);
       next();
     };
   }

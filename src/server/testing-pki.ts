@@ -47,9 +47,13 @@ export class TestPki {
     return this.read(name);
   }
 
-  /** A certificate for `cn` signed by `issuer`; client authentication unless `ext` says otherwise. */
+  /**
+   * A certificate for `cn` (or a whole subject starting with "/": "/CN=alice/O=dev/O=ops") signed by
+   * `issuer`; client authentication unless `ext` says otherwise.
+   */
   leaf(name: string, cn: string, issuer: string, ext = 'extendedKeyUsage=clientAuth\n'): string {
-    this.openssl(['req', ...EC, '-subj', `/CN=${cn}`, '-keyout', `${name}.key`, '-out', `${name}.csr`]);
+    const subject = cn.startsWith('/') ? cn : `/CN=${cn}`;
+    this.openssl(['req', ...EC, '-subj', subject, '-keyout', `${name}.key`, '-out', `${name}.csr`]);
     writeFileSync(path.join(this.dir, `${name}.ext`), ext);
     this.openssl([
       'x509',
