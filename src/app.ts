@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import express from 'express';
 import { ClusterCache } from './cluster/cache.js';
-import { PooledKubeConfig } from './cluster/kubeconfig.js';
+import { loadKubeConfig } from './cluster/kubeconfig.js';
 import type { GatewayConfig } from './config.js';
 import { defaultIdentity, LeaderElector } from './leader/lease.js';
 import { LoadTracker } from './load/tracker.js';
@@ -55,13 +55,6 @@ export interface Gateway extends GatewayContext {
   httpsPort: number | undefined;
   components: GatewayComponent[];
   stop(): Promise<void>;
-}
-
-export function loadKubeConfig(path: string | undefined): KubeConfig {
-  const kc = new PooledKubeConfig();
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromCluster();
-  return kc;
 }
 
 export function loadOptionsFrom(config: GatewayConfig, metricsServed: boolean): LoadOptions {

@@ -7,8 +7,7 @@ import type { RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { loadKubeConfig } from '../app.js';
-import { SERVICEACCOUNT_ROOT_ENV } from './kubeconfig.js';
+import { loadKubeConfig, SERVICEACCOUNT_ROOT_ENV } from './kubeconfig.js';
 
 const MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 

@@ -41,3 +41,11 @@ export class PooledKubeConfig extends KubeConfig {
     void (fresh as { close?: () => Promise<void> }).close?.().catch(() => undefined);
   }
 }
+
+/** The gateway's API access: the kubeconfig file given, or the in-cluster configuration (as in its Deployment). */
+export function loadKubeConfig(path: string | undefined): KubeConfig {
+  const kc = new PooledKubeConfig();
+  if (path) kc.loadFromFile(path);
+  else kc.loadFromCluster();
+  return kc;
+}
