@@ -49,7 +49,7 @@ export interface GraphQLFlags {
 
 /** The part of the gateway's context GraphQL uses. */
 export interface GraphQLContext extends Pick<ComponentContext, 'log'> {
-  /** Metrics (the response cache's lookups); none in tests that do not read them. */
+  /** Metrics (the response cache's lookups, the views' data changes); none in tests that do not read them. */
   registry?: ComponentContext['registry'];
   config: GraphQLFlags;
   cache: ClusterView<NodeLoadRule>;

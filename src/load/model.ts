@@ -19,9 +19,19 @@ function add(a: CpuMem, b: CpuMem): CpuMem {
 export function estimatePodUsage(pod: PodInfo, opts: EstimateOptions): CpuMem {
   const { cpuMilli, memoryBytes } = pod.requests;
   return {
-    cpuMilli: cpuMilli > 0 ? Math.round(cpuMilli * opts.cpuFactor) : opts.defaultCpuMilli,
-    memoryBytes: memoryBytes > 0 ? Math.round(memoryBytes * opts.memoryFactor) : opts.defaultMemoryBytes,
+    cpuMilli: estimatedCpuMilli(cpuMilli, opts),
+    memoryBytes: estimatedMemoryBytes(memoryBytes, opts),
   };
+}
+
+/** estimatePodUsage's CPU figure from the pod's CPU request, without building the record. */
+export function estimatedCpuMilli(requestedMilli: number, opts: EstimateOptions): number {
+  return requestedMilli > 0 ? Math.round(requestedMilli * opts.cpuFactor) : opts.defaultCpuMilli;
+}
+
+/** estimatePodUsage's memory figure from the pod's memory request, without building the record. */
+export function estimatedMemoryBytes(requestedBytes: number, opts: EstimateOptions): number {
+  return requestedBytes > 0 ? Math.round(requestedBytes * opts.memoryFactor) : opts.defaultMemoryBytes;
 }
 
 /**

@@ -7,7 +7,7 @@
  * Same numbers as withPod, field by field (placed.test.ts).
  */
 import type { CpuMem, NodeResources, PodInfo } from '../cluster/model.js';
-import { percentOf } from './model.js';
+import { estimatedCpuMilli, estimatedMemoryBytes, percentOf } from './model.js';
 import type { LoadOptions, LoadSource, NodeLoad } from './types.js';
 
 class PlacedLoad implements NodeLoad {
@@ -29,10 +29,8 @@ class PlacedLoad implements NodeLoad {
       this.#addCpu = cpuMilli;
       this.#addMemory = memoryBytes;
     } else {
-      // estimatePodUsage, without its record.
-      const est = opts.estimate;
-      this.#addCpu = cpuMilli > 0 ? Math.round(cpuMilli * est.cpuFactor) : est.defaultCpuMilli;
-      this.#addMemory = memoryBytes > 0 ? Math.round(memoryBytes * est.memoryFactor) : est.defaultMemoryBytes;
+      this.#addCpu = estimatedCpuMilli(cpuMilli, opts.estimate);
+      this.#addMemory = estimatedMemoryBytes(memoryBytes, opts.estimate);
     }
     const { allocatable, effective } = base;
     this.cpuPercent = percentOf(effective.cpuMilli + this.#addCpu, allocatable.cpuMilli);
