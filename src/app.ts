@@ -32,6 +32,8 @@ import { UserPortGate } from './server/user-port-gate.js';
 
 export const VERSION = '0.1.0';
 
+const USER_CLIENT_CA_FLAG = '--user-client-ca-file';
+
 /** What every component is built from (each component.ts takes the part it needs). */
 export interface GatewayContext extends ComponentContext {
   config: GatewayConfig;
@@ -120,13 +122,19 @@ export async function startGateway(
     retryPeriodSeconds: config.leaseRetryPeriodSeconds,
     registry,
   });
+  // Read here (a bad file stops the start); the user port's TLS server re-reads it when it changes.
+  const userClientCa = config.userClientCaFile
+    ? {
+        file: config.userClientCaFile,
+        flag: USER_CLIENT_CA_FLAG,
+        initial: loadClientCas(config.userClientCaFile, USER_CLIENT_CA_FLAG),
+      }
+    : undefined;
   const userAuth = new UserPortAuth({
     anonymous: config.anonymousUserPort,
     authenticator: new CachedTokenAuthenticator(kubeTokenReviewer(kubeConfig)),
     reviewer: new CachedAccessReviewer(kubeSubjectAccessReviewer(kubeConfig)),
-    clientCas: config.userClientCaFile
-      ? loadClientCas(config.userClientCaFile, '--user-client-ca-file')
-      : undefined,
+    clientCas: userClientCa?.initial,
     log: componentLogger(log, 'auth'),
   });
   if (config.anonymousUserPort) {
@@ -193,13 +201,17 @@ export async function startGateway(
     components.flatMap((c) => (c.userRoutes ? [c.userRoutes] : [])),
   );
   // --user-tls-cert-file: 8080 serves HTTPS, its certificate reloaded when the files change, as 8443's.
-  // With --user-client-ca-file it asks clients for a certificate, and one that CA signed authenticates.
+  // With --user-client-ca-file it asks clients for a certificate, and one that CA signed authenticates;
+  // the CA file is re-read with the certificate (a bad one keeps the last good bundle).
   const userTls =
     config.userTlsCertFile && config.userTlsKeyFile
       ? await createTlsServer({
           certFile: config.userTlsCertFile,
           keyFile: config.userTlsKeyFile,
           requestCert: config.userClientCaFile !== undefined,
+          ...(userClientCa
+            ? { clientCa: { ...userClientCa, use: (cas) => userAuth.useClientCas(cas) } }
+            : {}),
           handler: userApp,
           log: gwLog,
         })

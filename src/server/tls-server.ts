@@ -2,16 +2,20 @@
  * The kube-facing HTTPS server (port 8443): admission webhook and aggregated API; and the user-facing
  * port's when it serves TLS (--user-tls-cert-file). The serving certificate is re-read when its files
  * change, so rotation needs no restart; connections already open keep their context, new handshakes get
- * the new one.
+ * the new one. A client CA bundle (--user-client-ca-file) is re-read by the same watch: a changed one is
+ * handed on, one that cannot be read or holds no certificate is skipped and the last good one kept.
  */
+import type { X509Certificate } from 'node:crypto';
 import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { RequestListener } from 'node:http';
 import https from 'node:https';
+import { loadClientCas } from './client-cert.js';
 import type { Logger } from './log.js';
 
 export interface TlsServer {
   server: https.Server;
+  /** Re-reads the files now, as a change to them does: the certificate and any client CA bundle. */
   reload(): Promise<void>;
   /** Serves this certificate from now on (PEM; --cert-rotation, where no files are watched). */
   use(pair: { cert: string; key: string }): void;
@@ -25,10 +29,21 @@ export async function createTlsServer(opts: {
   certificate?: { cert: string; key: string };
   /** Ask clients for a certificate (default true); the handler decides what one proves. */
   requestCert?: boolean;
+  /**
+   * A CA bundle file watched with the certificate: `initial` is the bundle read at start (a failure then
+   * is the caller's to report); `use` gets each bundle that differs from the last, by fingerprints.
+   */
+  clientCa?: {
+    file: string;
+    /** The flag naming the file, in warnings. */
+    flag: string;
+    initial: readonly X509Certificate[];
+    use(cas: X509Certificate[]): void;
+  };
   handler: RequestListener;
   log: Logger;
 }): Promise<TlsServer> {
-  const { certFile, keyFile, certificate } = opts;
+  const { certFile, keyFile, certificate, clientCa } = opts;
   const files = certFile && keyFile ? { certFile, keyFile } : undefined;
   if (!files && !certificate) throw new Error('createTlsServer: certificate files or a certificate');
   const context = async () =>
@@ -51,8 +66,25 @@ export async function createTlsServer(opts: {
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
 
+  const fingerprints = (cas: readonly X509Certificate[]) => cas.map((c) => c.fingerprint256).join();
+  let caFingerprints = clientCa && fingerprints(clientCa.initial);
+  const reloadClientCa = () => {
+    if (!clientCa) return;
+    try {
+      const cas = loadClientCas(clientCa.file, clientCa.flag);
+      if (fingerprints(cas) === caFingerprints) return;
+      caFingerprints = fingerprints(cas);
+      clientCa.use(cas);
+      opts.log.info({ file: clientCa.file, certificates: cas.length }, 'client CA bundle loaded');
+    } catch (err) {
+      // No retry of its own: the write that repairs the file is a change the watch (or the poll) sees.
+      opts.log.warn({ err, file: clientCa.file }, 'client CA bundle reload failed; keeping the previous one');
+    }
+  };
+
   let pending: NodeJS.Timeout | undefined;
   const reload = async () => {
+    reloadClientCa();
     if (!files) return;
     try {
       server.setSecureContext(await context());
@@ -69,7 +101,7 @@ export async function createTlsServer(opts: {
   };
   const watchers: FSWatcher[] = [];
   // Watch the directories, not the files: rotations usually replace files (rename or symlink swap).
-  const watched = files ? [files.certFile, files.keyFile] : [];
+  const watched = [...(files ? [files.certFile, files.keyFile] : []), ...(clientCa ? [clientCa.file] : [])];
   for (const dir of new Set(watched.map((f) => f.replace(/\/[^/]*$/, '') || '/'))) {
     try {
       watchers.push(watch(dir, () => schedule()));

@@ -113,11 +113,25 @@ export function sendForbidden(res: Response, err: ForbiddenError): void {
 export class UserPortAuth {
   /**
    * The verdict on each TLS connection's client certificate (undefined: none presented), kept while it
-   * holds: verifying the chain costs far more than a request, and a connection's certificate stays.
+   * holds and the CAs stay: verifying the chain costs far more than a request, and a connection's
+   * certificate stays.
    */
-  private readonly certificates = new WeakMap<object, { verdict?: CertificateUserVerdict; until: number }>();
+  private certificates = new WeakMap<object, { verdict?: CertificateUserVerdict; until: number }>();
+  private clientCas: readonly X509Certificate[] | undefined;
 
-  constructor(private readonly opts: UserPortAuthOptions) {}
+  constructor(private readonly opts: UserPortAuthOptions) {
+    this.clientCas = opts.clientCas;
+  }
+
+  /**
+   * Trusts these CAs for client certificates from now on (the --user-client-ca-file bundle re-read):
+   * every connection's certificate is verified again on its next request, so one the new bundle no
+   * longer trusts stops authenticating (streams it opened stay, as they do past a certificate's expiry).
+   */
+  useClientCas(cas: readonly X509Certificate[]): void {
+    this.clientCas = cas;
+    this.certificates = new WeakMap();
+  }
 
   get anonymous(): boolean {
     return this.opts.anonymous;
@@ -155,7 +169,7 @@ export class UserPortAuth {
 
   /** The verdict on the connection's client certificate; undefined without --user-client-ca-file or a certificate. */
   private certificateOf(socket: unknown): CertificateUserVerdict | undefined {
-    const cas = this.opts.clientCas;
+    const cas = this.clientCas;
     if (!cas || typeof socket !== 'object' || socket === null) return undefined;
     const now = Date.now();
     const known = this.certificates.get(socket);
@@ -184,7 +198,7 @@ export class UserPortAuth {
           ok: false,
           status: 401,
           message:
-            this.opts.clientCas && step.message === NO_TOKEN_MESSAGE
+            this.clientCas && step.message === NO_TOKEN_MESSAGE
               ? `${NO_TOKEN_MESSAGE}, or present a client certificate signed by the --user-client-ca-file CA`
               : step.message,
         };

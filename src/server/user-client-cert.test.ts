@@ -2,10 +2,11 @@
  * Client certificates on the user-facing port (--user-client-ca-file), served over HTTPS on loopback as
  * the gateway serves it (createTlsServer): a certificate the CA signed authenticates as its CN with its O
  * values as groups, tried before the token as kube-apiserver does; one that does not verify is a 401
- * (never anonymous); without the CA flag certificates are ignored. TokenReview and SubjectAccessReview
- * are the fakes of testing.ts.
+ * (never anonymous); without the CA flag certificates are ignored; a CA file changed while serving is
+ * re-read with the serving certificate (reload() called here, as a change of the files calls it).
+ * TokenReview and SubjectAccessReview are the fakes of testing.ts.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -15,6 +16,8 @@ import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS } from './access.js';
 import { NO_TOKEN_MESSAGE } from './authn.js';
+import { loadClientCas } from './client-cert.js';
+import type { Logger } from './log.js';
 import { fakeUserPortAuth } from './testing.js';
 import { TestPki } from './testing-pki.js';
 import { createTlsServer, type TlsServer } from './tls-server.js';
@@ -56,12 +59,18 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-/** The user app over HTTPS on loopback, with a route answering who the gate let in. */
-async function serve(opts: { clientCa: boolean; anonymous?: boolean }) {
+/**
+ * The user app over HTTPS on loopback, with a route answering who the gate let in. `caFile`: the CAs
+ * are that file's, re-read by the server as the gateway's are.
+ */
+async function serve(opts: { clientCa: boolean; anonymous?: boolean; caFile?: string; log?: Logger }) {
+  const clientCa = opts.caFile
+    ? { file: opts.caFile, flag: '--user-client-ca-file', initial: loadClientCas(opts.caFile, 'test') }
+    : undefined;
   const fake = fakeUserPortAuth({
     users,
     ...(opts.anonymous ? { anonymous: true } : {}),
-    ...(opts.clientCa ? { clientCas: [pki.cert('user-ca')] } : {}),
+    ...(opts.clientCa ? { clientCas: clientCa?.initial ?? [pki.cert('user-ca')] } : {}),
   });
   const app = createUserApp({
     registry: new Registry(),
@@ -81,12 +90,13 @@ async function serve(opts: { clientCa: boolean; anonymous?: boolean }) {
     keyFile: path.join(pki.dir, 'server.key'),
     // Asked for even without the CA, to show the gate ignores it then.
     requestCert: true,
+    ...(clientCa ? { clientCa: { ...clientCa, use: (cas) => fake.auth.useClientCas(cas) } } : {}),
     handler: app,
-    log,
+    log: opts.log ?? log,
   });
   servers.push(tls);
   await new Promise<void>((r) => tls.server.listen(0, '127.0.0.1', r));
-  return { ...fake, base: `https://127.0.0.1:${(tls.server.address() as AddressInfo).port}` };
+  return { ...fake, tls, base: `https://127.0.0.1:${(tls.server.address() as AddressInfo).port}` };
 }
 
 /** TLS options of a client presenting `chain` (leaf first; its key is the leaf's). */
@@ -277,5 +287,62 @@ describe('without --user-client-ca-file, client certificates are ignored', () =>
     expect(res.status).toBe(status);
     if (status === 200) expect(res.body).toEqual({ user: said });
     else expect(res.body.message).toBe(said);
+  });
+});
+
+describe('--user-client-ca-file changed while serving', () => {
+  it('trusts the rotated CA from the next request on, and keeps the last good bundle when the file goes bad', async () => {
+    const caFile = path.join(pki.dir, 'rotating-ca.crt');
+    writeFileSync(caFile, pki.pem('user-ca'));
+    const logged: { level: number; msg: string; err?: { message: string } }[] = [];
+    const { base, tls } = await serve({
+      clientCa: true,
+      caFile,
+      log: pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) }),
+    });
+    const whoami = (chain: readonly string[], agent?: https.Agent) =>
+      get(`${base}/test/whoami`, { chain, ...(agent ? { agent } : {}) }).then((r) => [r.status, r.body]);
+    // One kept-alive connection with the other CA's certificate: refused, then let in on the same socket.
+    const elsewhere = new https.Agent({ keepAlive: true, maxSockets: 1, ...clientTls(['alice-elsewhere']) });
+    const sockets = new Set<unknown>();
+    elsewhere.on('free', (socket) => sockets.add(socket));
+    try {
+      expect(await whoami(['alice'])).toEqual([200, { user: 'alice' }]);
+      expect(await whoami(['alice-elsewhere'], elsewhere)).toMatchObject([
+        401,
+        { message: expect.stringContaining(NOT_SIGNED) },
+      ]);
+
+      writeFileSync(caFile, pki.pem('other-ca'));
+      await tls.reload();
+      expect(await whoami(['alice-elsewhere'], elsewhere)).toEqual([200, { user: 'alice' }]);
+      expect(sockets.size).toBe(1);
+      expect(await whoami(['alice'])).toMatchObject([401, { message: expect.stringContaining(NOT_SIGNED) }]);
+      expect(logged.map((l) => l.msg)).toContain('client CA bundle loaded');
+
+      // Unreadable or without a certificate: the last good bundle stays, and a warning says why.
+      for (const [breakIt, why] of [
+        [() => writeFileSync(caFile, 'not a certificate'), 'holds no PEM certificate'],
+        [() => rmSync(caFile), 'cannot read'],
+      ] as const) {
+        breakIt();
+        await tls.reload();
+        expect(logged).toContainEqual(
+          expect.objectContaining({
+            level: 40,
+            msg: 'client CA bundle reload failed; keeping the previous one',
+            err: expect.objectContaining({ message: expect.stringContaining(why) }),
+          }),
+        );
+        expect(await whoami(['alice-elsewhere'])).toEqual([200, { user: 'alice' }]);
+      }
+
+      writeFileSync(caFile, pki.pem('user-ca') + pki.pem('other-ca'));
+      await tls.reload();
+      expect(await whoami(['alice'])).toEqual([200, { user: 'alice' }]);
+      expect(await whoami(['alice-elsewhere'], elsewhere)).toEqual([200, { user: 'alice' }]);
+    } finally {
+      elsewhere.destroy();
+    }
   });
 });

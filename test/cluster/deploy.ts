@@ -6,6 +6,9 @@
  * RBAC, its container's args and environment.
  */
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { loadAll } from 'js-yaml';
 import { manifestPath } from './manifests.js';
 
@@ -56,6 +59,34 @@ export function kustomizeText(kubectl: string, dir: string): Promise<string> {
 /** `kubectl kustomize manifests/<dir>`: the objects the directory renders to. */
 export async function kustomize(kubectl: string, dir: string): Promise<KubeObject[]> {
   return parseObjects(await kustomizeText(kubectl, dir));
+}
+
+/**
+ * An admin's overlay of manifests/<resource> with manifests/<component>s added, as a component's
+ * kustomization.yaml says (kustomize takes relative paths only): the objects it renders to.
+ */
+export async function kustomizeWithComponents(
+  kubectl: string,
+  resource: string,
+  components: readonly string[],
+): Promise<KubeObject[]> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'nl-kustomize-'));
+  const relative = (p: string) => path.relative(dir, manifestPath(p));
+  try {
+    writeFileSync(
+      path.join(dir, 'kustomization.yaml'),
+      [
+        'apiVersion: kustomize.config.k8s.io/v1beta1',
+        'kind: Kustomization',
+        `resources: [${relative(resource)}]`,
+        `components: [${components.map(relative).join(', ')}]`,
+        '',
+      ].join('\n'),
+    );
+    return parseObjects(await run(kubectl, ['kustomize', dir]));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** The chart's directory. */

@@ -6,7 +6,7 @@
 // names suffixed (test/cluster/deploy.ts isolate), removed afterwards.
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import { CoordinationV1Api, EventsV1Api, type V1Pod, Watch } from '@kubernetes/client-node';
@@ -25,6 +25,7 @@ import {
   isolate,
   type KubeObject,
   kustomize,
+  kustomizeWithComponents,
   MANIFEST_NAMESPACE,
   parseCanIList,
   parseObjects,
@@ -134,22 +135,8 @@ describe('kustomize renderings pass server-side dry run', () => {
   });
 
   it('base with components/network-policy: the NetworkPolicy in the gateway namespace selects its pods', async () => {
-    const dir = tempDir('nl-dry-np-');
-    // An admin's overlay adding the component, as its kustomization.yaml says (kustomize takes relative
-    // paths only).
-    const manifests = (p: string) => path.relative(dir, path.join(root, 'manifests', p));
-    writeFileSync(
-      path.join(dir, 'kustomization.yaml'),
-      [
-        'apiVersion: kustomize.config.k8s.io/v1beta1',
-        'kind: Kustomization',
-        `resources: [${manifests('base')}]`,
-        `components: [${manifests('components/network-policy')}]`,
-        '',
-      ].join('\n'),
-    );
     const { namespace, objects } = await isolatedRendering(
-      parseObjects((await kubectlRun(['kustomize', dir])).stdout),
+      await kustomizeWithComponents(provided('kubectlPath'), 'base', ['components/network-policy']),
       'nl-dry-np',
     );
     type Labels = Record<string, string>;
@@ -227,6 +214,7 @@ describe('the Helm chart', () => {
       [],
       ['certificates.mode=self-signed'],
       ['certificates.mode=provided', 'certificates.provided.caBundle=Zm9v', 'mode=extender'],
+      ['userPort.tls.secretName=nodeload-user-tls', 'userPort.tls.clientCAConfigMap=nodeload-user-client-ca'],
     ]) {
       const { stdout } = await run(helm, [
         'lint',
@@ -264,7 +252,7 @@ describe('the Helm chart', () => {
     expect(warnings).not.toMatch(/PodSecurity|would violate/i);
   });
 
-  it('helm template passes server-side dry run: extender mode, provided certificate, NetworkPolicy, rules', async () => {
+  it('helm template passes server-side dry run: extender mode, provided certificate, NetworkPolicy, rules, user port TLS', async () => {
     const rendered = await helmTemplate(helm, {
       set: [
         'mode=extender',
@@ -276,6 +264,8 @@ describe('the Helm chart', () => {
         `rules[0].namespace=${MANIFEST_NAMESPACE}`,
         'rules[0].spec.maxCPU=70',
         'extraArgs[0]=--stale-metrics-policy=fail-closed',
+        'userPort.tls.secretName=nodeload-user-tls',
+        'userPort.tls.clientCAConfigMap=nodeload-user-client-ca',
       ],
     });
     const { objects } = await isolatedRendering([NAMESPACE, ...rendered], 'nl-dry-helm-x');
@@ -286,13 +276,15 @@ describe('the Helm chart', () => {
       expect.arrayContaining(['--native-scheduler=false', '--stale-metrics-policy=fail-closed']),
     );
     expect(flagValue(container.args, 'extender-client-ca-file')).toBeDefined();
+    expect(flagValue(container.args, 'user-client-ca-file')).toBeDefined();
     const rule = objects.find((o) => o.kind === 'NodeLoadRule');
     expect(rule?.['spec']).toEqual({ maxCPU: 70, maxMemory: 80 });
     const hooks = objects
       .filter((o) => o.kind.endsWith('WebhookConfiguration'))
       .flatMap((o) => o['webhooks'] as { clientConfig: { caBundle?: string } }[]);
     expect(hooks.every((h) => h.clientConfig.caBundle)).toBe(true);
-    // The extender's CA comes from a ConfigMap of the admin's; the dry run needs it to exist only for pods.
+    // The extender's and the user port's CAs come from ConfigMaps of the admin's, the user port's
+    // certificate from a Secret; the dry run needs them to exist only for pods.
     await dryRun(objects);
   });
 });

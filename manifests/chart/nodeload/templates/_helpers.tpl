@@ -39,6 +39,9 @@ nodeload-gateway-serving
 {{- if and (eq .Values.certificates.mode "provided") (not .Values.certificates.provided.caBundle) -}}
 {{- fail "certificates.mode=provided needs certificates.provided.caBundle (base64 PEM of the CA)" -}}
 {{- end -}}
+{{- if and .Values.userPort.tls.clientCAConfigMap (not .Values.userPort.tls.secretName) -}}
+{{- fail "userPort.tls.clientCAConfigMap authenticates TLS client certificates: give userPort.tls.secretName too (8080 must serve HTTPS)" -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The annotation cainjector reads, with certificates.mode=cert-manager. */}}
