@@ -19,13 +19,10 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import tls from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { PooledTransport, type RequestOptions } from './tls-reuse.js';
 import { WatchLineDecoder } from './watch-decoder.js';
 import type { WatchFn } from './watch-fn.js';
-
-/** What https.request takes, with tls.connect's secureContext (passed through, missing from its type). */
-type RequestOptions = https.RequestOptions & Pick<tls.ConnectionOptions, 'secureContext'>;
 
 /** client-node's Watch.requestTimeoutMs. */
 const INACTIVITY_MS = 30_000;
@@ -56,29 +53,7 @@ export function httpsWatchFn(kubeConfig: KubeConfig, opts: HttpsWatchOptions = {
   const inactivityMs = opts.inactivityMs ?? INACTIVITY_MS;
   // Each watch holds its socket for as long as it runs (HTTP/1.1), so no socket limit; keep-alive lets a
   // re-watch after the server's timeout reuse the connection and skip the TLS handshake.
-  const agents = {
-    'https:': new https.Agent({ keepAlive: true, scheduling: 'lifo' }),
-    'http:': new http.Agent({ keepAlive: true, scheduling: 'lifo' }),
-  };
-
-  // A new connection given ca/cert/key builds a TLS context from them (parsing the PEMs) every time: in
-  // the scheduler bench a tenth of the watch's CPU. The last one is kept while the material is the same;
-  // when it changes (a rotated client certificate) so does the agent, whose idle sockets carry the old.
-  let kept: { material: Array<unknown>; context: tls.SecureContext } | undefined;
-  const reuseSecureContext = (options: RequestOptions) => {
-    const material = [options.ca, options.cert, options.key];
-    if (!kept || !material.every((m, i) => sameMaterial(m, kept?.material[i]))) {
-      if (kept) agents['https:'] = new https.Agent({ keepAlive: true, scheduling: 'lifo' });
-      kept = {
-        material,
-        context: tls.createSecureContext({ ca: options.ca, cert: options.cert, key: options.key }),
-      };
-    }
-    options.secureContext = kept.context;
-    delete options.ca;
-    delete options.cert;
-    delete options.key;
-  };
+  const transport = new PooledTransport();
 
   return async (path, query, onEvent, onDone) => {
     const cluster = kubeConfig.getCurrentCluster();
@@ -91,10 +66,7 @@ export function httpsWatchFn(kubeConfig: KubeConfig, opts: HttpsWatchOptions = {
     const options: RequestOptions = {};
     await kubeConfig.applyToHTTPSOptions(options);
     const protocol = url.protocol === 'http:' ? 'http:' : 'https:';
-    if (!cluster.proxyUrl) {
-      if (protocol === 'https:') reuseSecureContext(options);
-      options.agent = agents[protocol];
-    }
+    if (!cluster.proxyUrl) transport.apply(options, protocol);
     options.method = 'GET';
     options.headers = { ...options.headers, accept: 'application/json' };
 
@@ -174,11 +146,6 @@ export function httpsWatchFn(kubeConfig: KubeConfig, opts: HttpsWatchOptions = {
       abort: () => fail(new DOMException('This operation was aborted', 'AbortError')),
     };
   };
-}
-
-function sameMaterial(a: unknown, b: unknown): boolean {
-  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
-  return a === b;
 }
 
 function readErrorBody(response: http.IncomingMessage, then: (body: string) => void): void {

@@ -16,6 +16,7 @@ import {
   V1MicroTime,
 } from '@kubernetes/client-node';
 import type { PodInfo } from '../cluster/model.js';
+import { httpsRequestFn, type KubeRequestFn } from '../cluster/request-https.js';
 import type { Logger } from '../server/log.js';
 import { decisionEvent, decisionFromEvent } from './event-codec.js';
 import type { Decision } from './explain.js';
@@ -202,6 +203,8 @@ export interface KubeSchedulerApiOptions {
 export class KubeSchedulerApi implements SchedulerApi {
   private readonly core: CoreV1Api;
   private readonly events: EventsV1Api;
+  /** The per-pod writes (binding, Event) on node:https; undefined behind a proxy (client-node then). */
+  private readonly request: KubeRequestFn | undefined;
   private readonly writes: WriteQueue;
   private eventSeq = 0;
   /** The open FailedScheduling series per pod: repeats patch its count instead of creating Events. */
@@ -212,6 +215,7 @@ export class KubeSchedulerApi implements SchedulerApi {
   constructor(private readonly opts: KubeSchedulerApiOptions) {
     this.core = opts.kubeConfig.makeApiClient(CoreV1Api);
     this.events = opts.kubeConfig.makeApiClient(EventsV1Api);
+    this.request = httpsRequestFn(opts.kubeConfig);
     this.writes = new WriteQueue(
       opts.writeBucket,
       opts.writeConcurrency ?? 4,
@@ -221,18 +225,23 @@ export class KubeSchedulerApi implements SchedulerApi {
   }
 
   async bind(pod: Pick<PodInfo, 'namespace' | 'name' | 'uid'>, node: string): Promise<BindOutcome> {
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Binding',
+      // The UID precondition keeps a recreated pod of the same name from being bound by an old decision.
+      metadata: { name: pod.name, namespace: pod.namespace, ...(pod.uid ? { uid: pod.uid } : {}) },
+      target: { apiVersion: 'v1', kind: 'Node', name: node },
+    };
     try {
-      await this.core.createNamespacedPodBinding({
-        name: pod.name,
-        namespace: pod.namespace,
-        body: {
-          apiVersion: 'v1',
-          kind: 'Binding',
-          // The UID precondition keeps a recreated pod of the same name from being bound by an old decision.
-          metadata: { name: pod.name, namespace: pod.namespace, ...(pod.uid ? { uid: pod.uid } : {}) },
-          target: { apiVersion: 'v1', kind: 'Node', name: node },
-        },
-      });
+      if (this.request) {
+        await this.request({
+          method: 'POST',
+          path: `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}/binding`,
+          body,
+        });
+      } else {
+        await this.core.createNamespacedPodBinding({ name: pod.name, namespace: pod.namespace, body });
+      }
       return { kind: 'bound' };
     } catch (err) {
       return classifyBindError(err);
@@ -344,7 +353,15 @@ export class KubeSchedulerApi implements SchedulerApi {
     this.writes.push({
       key: `event:${seq}`,
       run: async () => {
-        await this.events.createNamespacedEvent({ namespace: ev.namespace, body });
+        if (this.request) {
+          await this.request({
+            method: 'POST',
+            path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(ev.namespace)}/events`,
+            body,
+          });
+        } else {
+          await this.events.createNamespacedEvent({ namespace: ev.namespace, body });
+        }
       },
     });
   }

@@ -142,7 +142,20 @@ function runFilterPlugins(
   ctx: CycleContext,
   node: NodeSnapshot,
 ): NodeVerdict {
-  const verdict: NodeVerdict = { node: node.name, feasible: false, reasons: [], rules: [] };
+  // Every field a verdict ever gets (the plugins' load and burst, the explanation's score and rank) is
+  // present from the start: one hidden class for all of them, instead of a transition per field added
+  // later and megamorphic reads wherever verdicts are walked (explanations, history, Events).
+  const verdict: NodeVerdict & { score?: number; scoreParts?: object; rank?: number } = {
+    node: node.name,
+    feasible: false,
+    reasons: [],
+    rules: [],
+    load: undefined,
+    burst: undefined,
+    score: undefined,
+    scoreParts: undefined,
+    rank: undefined,
+  };
   if (pre.rejects.length > 0) verdict.reasons.push(...pre.rejects);
   for (const p of profile.filter) {
     if (pre.state.skipFilter.has(p.name)) continue;

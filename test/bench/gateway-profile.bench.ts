@@ -1,0 +1,72 @@
+/**
+ * Where the gateway's CPU goes while it schedules, without the rest of the scheduler bench: one gateway
+ * (as deployed, every component) over N KWOK nodes, its CPU measured idle for a while, then one live
+ * phase (and optionally one backlog phase) of the scheduler bench's pods. Prints CPU ms per pod, the idle
+ * cost per second and pods/s; with NODELOAD_BENCH_PROFILE=1 the gateway writes a V8 CPU profile into the
+ * scratch directory (kept with NODELOAD_BENCH_KEEP=1) when it exits.
+ *
+ *   NODELOAD_BENCH_PROFILE=1 NODELOAD_BENCH_KEEP=1 npx tsx test/bench/gateway-profile.bench.ts \
+ *     [--nodes 1000] [--pods 3000] [--idle 15] [--backlog] [--workload contract]
+ *
+ * A diagnostic, not a comparison: the ratios to kube-scheduler come from scheduler.bench.ts.
+ */
+import { parseArgs } from 'node:util';
+import { procStats, runWhenMain, stopChild } from './lib.js';
+import { prepareCluster, SCHEDULER_DEFAULTS, startGateway } from './scheduler.bench.js';
+import { type BenchWorkload, runPhase } from './scheduler-phase.js';
+
+const { values } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '1000' },
+    pods: { type: 'string', default: '3000' },
+    idle: { type: 'string', default: '15' },
+    backlog: { type: 'boolean', default: false },
+    workload: { type: 'string', default: 'contract' },
+  },
+});
+
+runWhenMain(import.meta.url, { scheduler: false }, async (cluster) => {
+  const opts = {
+    ...SCHEDULER_DEFAULTS,
+    nodes: Number(values.nodes),
+    pods: Number(values.pods),
+    workload: values.workload as BenchWorkload,
+    phaseTimeoutMs: 900_000,
+  };
+  const kc = await prepareCluster(cluster, opts);
+  const gateway = await startGateway(cluster);
+  const rows: string[] = [];
+  try {
+    const idleSeconds = Number(values.idle);
+    const a = procStats(gateway.pid);
+    await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+    const b = procStats(gateway.pid);
+    rows.push(`idle: ${(((b.cpuSeconds - a.cpuSeconds) / idleSeconds) * 1000).toFixed(0)} CPU ms/s`);
+    const alive = () => {
+      if (gateway.child?.exitCode !== null) throw new Error('the gateway exited');
+    };
+    for (const mode of values.backlog ? (['live', 'backlog'] as const) : (['live'] as const)) {
+      const r = await runPhase(cluster, kc, gateway, mode, opts, alive);
+      const cpu = r.after.cpuSeconds - r.before.cpuSeconds;
+      const sorted = [...r.latencies].sort((x, y) => x - y);
+      const pct = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+      rows.push(
+        `${mode}: ${r.bound} bound in ${r.wallSeconds.toFixed(1)} s (${(r.bound / r.wallSeconds).toFixed(1)} pods/s; ` +
+          `create ${r.createSeconds.toFixed(1)} s, tail ${r.tailSeconds.toFixed(1)} s), ` +
+          `${((cpu / r.bound) * 1000).toFixed(2)} CPU ms/pod, p50 ${pct(0.5).toFixed(0)} ms, p99 ${pct(0.99).toFixed(0)} ms, ` +
+          `RSS ${(r.after.rssBytes / 2 ** 20).toFixed(0)} MiB`,
+      );
+      console.error(rows.at(-1));
+    }
+  } finally {
+    if (gateway.child) await stopChild(gateway.child, 30_000);
+  }
+  console.error(`scratch: ${cluster.workDir}`);
+  return {
+    title: 'gateway profile',
+    setup: `${opts.nodes} nodes, ${opts.pods} pods`,
+    table: rows.join('\n\n'),
+    ratios: [],
+    notes: [],
+  };
+});
