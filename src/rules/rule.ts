@@ -224,7 +224,7 @@ function thresholdReason(
 }
 
 /** Load checks only; a load exactly at the limit is within it. */
-function loadReasons(rule: NodeLoadRule, load: NodeLoad): Reason[] {
+export function loadReasons(rule: NodeLoadRule, load: NodeLoad): Reason[] {
   if (load.unavailable) {
     return [{ code: 'LoadUnavailable', rule: rule.name, message: 'metrics stale or missing (fail-closed)' }];
   }

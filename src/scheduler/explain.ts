@@ -4,7 +4,12 @@
  */
 import type { NodeLoadRule } from '../rules/types.js';
 import type { RankedNode } from './framework/runtime.js';
-import { type NodeVerdict, primaryReasons, type ScoreContribution } from './framework/verdict.js';
+import {
+  type FilterReason,
+  type NodeVerdict,
+  primaryReasons,
+  type ScoreContribution,
+} from './framework/verdict.js';
 
 export type DecisionResult = 'scheduled' | 'unschedulable' | 'error';
 
@@ -186,16 +191,28 @@ export function settleScores(c: Candidate): void {
   if (c.scoreParts) c.scoreParts = { scores: c.scoreParts.scores };
 }
 
-/** The candidates worth keeping once a decision is old: the best few feasible, one per distinct reason. */
+/**
+ * The candidates worth keeping once a decision is old (and in its Event): the best few feasible, one per
+ * distinct reason. One indexed pass reading each candidate's `feasible` and, for infeasible ones only,
+ * its first reason: it runs twice per decision over every node examined, and the filter-and-closure
+ * version of it was ~7 % of the scheduler's busy CPU at 1,000 nodes.
+ */
 export function keyCandidates(candidates: readonly Candidate[], maxFeasible = 10): Candidate[] {
-  const feasible = candidates.filter((c) => c.feasible).slice(0, maxFeasible);
-  const seen = new Set<string>();
+  const kept: Candidate[] = [];
   const representative: Candidate[] = [];
-  for (const c of candidates) {
-    const key = c.reasons[0]?.reason ?? '';
-    if (c.feasible || seen.has(key)) continue;
+  let seen: Set<string> | undefined;
+  for (let i = 0; i < candidates.length; i++) {
+    const c = candidates[i] as Candidate;
+    if (c.feasible) {
+      if (kept.length < maxFeasible) kept.push(c);
+      continue;
+    }
+    const key = c.reasons.length > 0 ? (c.reasons[0] as FilterReason).reason : '';
+    seen ??= new Set();
+    if (seen.has(key)) continue;
     seen.add(key);
     representative.push(c);
   }
-  return [...feasible, ...representative];
+  for (const c of representative) kept.push(c);
+  return kept;
 }

@@ -145,6 +145,22 @@ describe('DecisionHistory', () => {
     expect(first.candidates).toHaveLength(120);
   });
 
+  it('keeps every candidate only for the newest decisions within maxDetailedBytes, the key ones for older', () => {
+    const one = candidateBytes(decision(0).candidates[0] as Candidate);
+    // 20 feasible candidates each: two detailed decisions fit, the whole history easily does.
+    const h = new DecisionHistory({ maxBytes: 1000 * one, maxDetailedBytes: 40 * one });
+    for (let i = 0; i < 5; i++) h.add(decision(i, {}, 20));
+    expect(h.size).toBe(5);
+    expect([0, 1, 2, 3, 4].map((i) => h.get(`d${i}`)?.candidates.length)).toEqual([10, 10, 10, 20, 20]);
+    expect(h.get('d2')?.candidatesOmitted).toBe(10);
+    expect(h.get('d3')?.candidatesOmitted).toBeUndefined();
+    // Evicting a detailed decision gives its bytes back to the detailed budget.
+    const small = new DecisionHistory({ maxDecisions: 1, maxDetailedBytes: 40 * one });
+    for (let i = 0; i < 3; i++) small.add(decision(i, {}, 20));
+    small.add(decision(9, {}, 20));
+    expect(small.get('d9')?.candidates).toHaveLength(20);
+  });
+
   it('stays correct across array compaction', () => {
     const h = filled(5000, { maxDecisions: 10 });
     expect(h.query({ limit: 3 }).items.map((d) => d.id)).toEqual(['d4999', 'd4998', 'd4997']);

@@ -40,6 +40,13 @@ export interface HistoryLimits {
   maxDecisions?: number;
   /** What the decisions' candidates may hold, in (estimated) bytes. */
   maxBytes?: number;
+  /**
+   * What the decisions still holding every candidate may hold (estimated bytes): older ones keep their
+   * key candidates only. Kept small because a detailed decision outlives the young generation: at 1,000
+   * nodes every examined node's verdict was promoted and later collected by full GCs, a quarter of the
+   * scheduler's CPU at 30 pods/s with the whole 64 MiB detailed.
+   */
+  maxDetailedBytes?: number;
 }
 
 interface Entry {
@@ -54,6 +61,8 @@ interface Entry {
 export const DEFAULT_MAX_DECISIONS = 2000;
 /** 64 MiB: ~100,000 candidates with their load figures (~240 full decisions at 1,000 nodes). */
 export const DEFAULT_MAX_BYTES = 64 * 2 ** 20;
+/** 8 MiB: the newest ~30 decisions at 1,000 nodes keep every node examined (with few pods, minutes of them). */
+export const DEFAULT_MAX_DETAILED_BYTES = 8 * 2 ** 20;
 
 /**
  * A candidate's retained size, estimated: measured in heap snapshots of the scheduler at 1,000 nodes,
@@ -107,13 +116,20 @@ export class DecisionHistory {
   private readonly byId = new Map<string, Entry>();
   /** The estimated bytes held by the candidates of the decisions kept. */
   private held = 0;
+  /** The part of `held` in decisions not summarized yet. */
+  private detailed = 0;
   private seq = 0;
   readonly maxDecisions: number;
   readonly maxBytes: number;
+  readonly maxDetailedBytes: number;
 
   constructor(limits: HistoryLimits = {}) {
     this.maxDecisions = Math.max(1, limits.maxDecisions ?? DEFAULT_MAX_DECISIONS);
     this.maxBytes = Math.max(1, limits.maxBytes ?? DEFAULT_MAX_BYTES);
+    this.maxDetailedBytes = Math.max(
+      1,
+      Math.min(this.maxBytes, limits.maxDetailedBytes ?? DEFAULT_MAX_DETAILED_BYTES),
+    );
   }
 
   /** The estimated bytes the kept decisions' candidates hold. */
@@ -136,6 +152,7 @@ export class DecisionHistory {
     this.entries.push(entry);
     this.byId.set(decision.id, entry);
     this.held += entry.bytes;
+    this.detailed += entry.bytes;
     this.evict();
   }
 
@@ -150,6 +167,7 @@ export class DecisionHistory {
       const entry: Entry = { seq: 0, timeMs: Date.parse(d.time) || 0, decision: d, bytes: decisionBytes(d) };
       this.byId.set(d.id, entry);
       this.held += entry.bytes;
+      this.detailed += entry.bytes;
       all.push(entry);
     }
     all.sort((a, b) => a.timeMs - b.timeMs);
@@ -195,15 +213,19 @@ export class DecisionHistory {
   }
 
   private evict(): void {
-    // Summarize the oldest decisions (never the newest) until the candidates fit the budget.
+    // Summarize the oldest decisions (never the newest) until the candidates fit both budgets.
     this.summarizeFrom = Math.max(this.summarizeFrom, this.start);
-    while (this.held > this.maxBytes && this.summarizeFrom < this.entries.length - 1) {
+    while (
+      (this.held > this.maxBytes || this.detailed > this.maxDetailedBytes) &&
+      this.summarizeFrom < this.entries.length - 1
+    ) {
       this.summarize(this.entries[this.summarizeFrom++] as Entry);
     }
     while (this.size > this.maxDecisions || (this.held > this.maxBytes && this.size > 1)) {
       const e = this.entries[this.start++] as Entry;
       this.byId.delete(e.decision.id);
       this.held -= e.bytes;
+      if (!e.summarized) this.detailed -= e.bytes;
     }
     if (this.start > 1024 && this.start * 2 > this.entries.length) {
       this.entries = this.entries.slice(this.start);
@@ -216,6 +238,7 @@ export class DecisionHistory {
   private summarize(e: Entry): void {
     if (e.summarized) return;
     e.summarized = true;
+    this.detailed -= e.bytes;
     const d = e.decision;
     const kept = keyCandidates(d.candidates);
     // The kept ones must not hold on to the cycle's score table (every feasible node's row).

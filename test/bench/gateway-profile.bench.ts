@@ -10,6 +10,7 @@
  *
  * A diagnostic, not a comparison: the ratios to kube-scheduler come from scheduler.bench.ts.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { procStats, runWhenMain, stopChild } from './lib.js';
 import { prepareCluster, SCHEDULER_DEFAULTS, startGateway } from './scheduler.bench.js';
@@ -58,6 +59,22 @@ runWhenMain(import.meta.url, { scheduler: false }, async (cluster) => {
       );
       console.error(rows.at(-1));
     }
+    // Where the resident memory is: V8's spaces (the gateway's own metrics) against the process's mappings.
+    const metrics = await fetch(`http://127.0.0.1:${gateway.httpPort}/metrics`).then((r) => r.text());
+    const mib = (re: RegExp) =>
+      [...metrics.matchAll(re)].map((m) => `${m[1]} ${(Number(m[2]) / 2 ** 20).toFixed(0)}`).join(', ');
+    rows.push(
+      `V8 spaces used MiB: ${mib(/^nodeload_nodejs_heap_space_size_used_bytes\{space="(\w+)"\} (\S+)/gm)}`,
+    );
+    rows.push(
+      `V8 spaces total MiB: ${mib(/^nodeload_nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)/gm)}`,
+    );
+    rows.push(`external MiB: ${mib(/^(nodeload_nodejs_external_memory_bytes) (\S+)/gm)}`);
+    const rollup = readFileSync(`/proc/${gateway.pid}/smaps_rollup`, 'utf8');
+    rows.push(
+      `smaps: ${['Rss', 'Anonymous', 'Shared_Clean', 'Private_Clean'].map((k) => `${k} ${(Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? 0) / 1024).toFixed(0)}`).join(', ')} MiB`,
+    );
+    console.error(rows.slice(-4).join('\n'));
   } finally {
     if (gateway.child) await stopChild(gateway.child, 30_000);
   }

@@ -9,7 +9,7 @@
  */
 import { formatPercent } from '../../load/model.js';
 import { exemptFromLoadLimits } from '../../rules/daemonset.js';
-import { evaluatePlacement, nodeAllowedByRule } from '../../rules/rule.js';
+import { loadReasons, nodeAllowedByRule } from '../../rules/rule.js';
 import type { FilterPlugin } from '../framework/types.js';
 import type { RuleCheck } from '../framework/verdict.js';
 import { candidateLoad, loadAfter } from './load-after.js';
@@ -59,8 +59,9 @@ export function nodeLoadRules(): FilterPlugin {
             unresolvable: true,
           });
         }
-        if (bypassed) continue;
-        for (const r of evaluatePlacement(rule, node, after)) {
+        // Within both thresholds (the common case): nothing to say, nothing allocated.
+        if (bypassed || (check.cpuMargin >= 0 && check.memoryMargin >= 0 && !after.unavailable)) continue;
+        for (const r of loadReasons(rule, after)) {
           if (r.code === 'CPUThresholdExceeded' || r.code === 'MemoryThresholdExceeded') {
             const cpu = r.code === 'CPUThresholdExceeded';
             verdict.reasons.push({
