@@ -7,6 +7,7 @@ import {
   scheduledMessage,
   settleScores,
   unschedulableMessage,
+  withKeyCandidates,
 } from './explain.js';
 import type { NodeVerdict } from './framework/verdict.js';
 import { decide, node, pod, rule } from './testing.js';
@@ -132,5 +133,43 @@ describe('buildCandidates', () => {
     expect(best.scoreParts).not.toBe(ranked[0]);
     expect(Object.keys(best.scoreParts ?? {})).toEqual(['scores']);
     expect(candidateScores(best)).toBe(parts);
+  });
+});
+
+describe('withKeyCandidates', () => {
+  const feasible = (i: number): Candidate => ({
+    node: `f${i}`,
+    feasible: true,
+    reasons: [],
+    rules: [],
+    rank: i + 1,
+  });
+  const infeasible = (i: number, reason: string): Candidate => ({
+    node: `x${i}`,
+    feasible: false,
+    reasons: [{ plugin: 'NodeResourcesFit', code: 'Insufficient', reason, detail: '' }],
+    rules: [],
+  });
+  const decisionOf = (n: number, omitted?: number) => ({
+    candidates: [
+      ...Array.from({ length: n }, (_, i) => feasible(i)),
+      infeasible(0, 'Insufficient cpu'),
+      infeasible(1, 'Insufficient cpu'),
+      infeasible(2, 'Too many pods'),
+    ],
+    ...(omitted === undefined ? {} : { candidatesOmitted: omitted }),
+  });
+
+  it.each([
+    ['at most max: the same object, every candidate', 7, 10, undefined, 10, undefined],
+    ['above max: the 10 best feasible and one per reason', 200, 100, undefined, 12, 191],
+    ['adds to what was omitted before', 200, 100, 5, 12, 196],
+  ])('%s', (_, n, max, prior, kept, omitted) => {
+    const d = decisionOf(n, prior);
+    const out = withKeyCandidates(d, max);
+    expect(out.candidates).toHaveLength(kept);
+    expect(out.candidatesOmitted).toBe(omitted ?? prior);
+    if (n + 3 <= max) expect(out).toBe(d);
+    else expect(out.candidates.map((c) => c.node).slice(-2)).toEqual(['x0', 'x2']);
   });
 });

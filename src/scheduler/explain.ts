@@ -192,6 +192,31 @@ export function settleScores(c: Candidate): void {
 }
 
 /**
+ * Candidates above which a pod on its way to be bound keeps only its key ones (keyCandidates; the rest
+ * counted in candidatesOmitted) — kube-scheduler's minFeasibleNodesToFind, so a cluster of up to 100
+ * nodes keeps every node's verdict. The bind's round trip (and the token it waits for) lasted long
+ * enough under load for every examined node's verdict to be promoted to the old generation and later
+ * collected by full GCs. An unschedulable pod's decision keeps them all: every node's reason is its
+ * explanation.
+ */
+export const MAX_CANDIDATES_WHILE_BINDING = 100;
+
+/** The decision with its key candidates only, once it has more than `max`; the same object otherwise. */
+export function withKeyCandidates<T extends Pick<Decision, 'candidates' | 'candidatesOmitted'>>(
+  d: T,
+  max = MAX_CANDIDATES_WHILE_BINDING,
+): T {
+  if (d.candidates.length <= max) return d;
+  const kept = keyCandidates(d.candidates);
+  for (const c of kept) settleScores(c);
+  return {
+    ...d,
+    candidates: kept,
+    candidatesOmitted: (d.candidatesOmitted ?? 0) + d.candidates.length - kept.length,
+  };
+}
+
+/**
  * The candidates worth keeping once a decision is old (and in its Event): the best few feasible, one per
  * distinct reason. One indexed pass reading each candidate's `feasible` and, for infeasible ones only,
  * its first reason: it runs twice per decision over every node examined, and the filter-and-closure

@@ -13,7 +13,7 @@ import type { BindingCycle } from './bind-cycle.js';
 import type { SchedulerApi } from './binder.js';
 import { type CycleSources, runCycle } from './cycle.js';
 import type { DecisionBase, DecisionRecorder } from './decision-recorder.js';
-import { buildCandidates, decisionRules, unschedulableMessage } from './explain.js';
+import { buildCandidates, decisionRules, unschedulableMessage, withKeyCandidates } from './explain.js';
 import { runReserve } from './framework/runtime.js';
 import type { Preemption } from './preemption.js';
 import type { QueuedPod, SchedulingQueue } from './queue.js';
@@ -108,7 +108,7 @@ export class SchedulingCycle {
       return;
     }
     binding.run(
-      { entry, pod, base: { ...base, node: best.node }, cycle: { ctx, state } },
+      { entry, pod, base: withKeyCandidates({ ...base, node: best.node }), cycle: { ctx, state } },
       generation,
       signal,
     );

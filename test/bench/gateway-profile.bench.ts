@@ -1,12 +1,12 @@
 /**
  * Where the gateway's CPU goes while it schedules, without the rest of the scheduler bench: one gateway
- * (as deployed, every component) over N KWOK nodes, its CPU measured idle for a while, then one live
- * phase (and optionally one backlog phase) of the scheduler bench's pods. Prints CPU ms per pod, the idle
+ * (as deployed, every component) over N KWOK nodes, its CPU measured idle for a while, then the live
+ * and/or backlog phases (--modes) of the scheduler bench's pods. Prints CPU ms per pod, the idle
  * cost per second and pods/s; with NODELOAD_BENCH_PROFILE=1 the gateway writes a V8 CPU profile into the
  * scratch directory (kept with NODELOAD_BENCH_KEEP=1) when it exits.
  *
  *   NODELOAD_BENCH_PROFILE=1 NODELOAD_BENCH_KEEP=1 npx tsx test/bench/gateway-profile.bench.ts \
- *     [--nodes 1000] [--pods 3000] [--idle 15] [--backlog] [--workload contract]
+ *     [--nodes 1000] [--pods 3000] [--idle 15] [--modes live,backlog] [--workload contract]
  *
  * A diagnostic, not a comparison: the ratios to kube-scheduler come from scheduler.bench.ts.
  */
@@ -14,14 +14,14 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { procStats, runWhenMain, stopChild } from './lib.js';
 import { prepareCluster, SCHEDULER_DEFAULTS, startGateway } from './scheduler.bench.js';
-import { type BenchWorkload, runPhase } from './scheduler-phase.js';
+import { type BenchWorkload, type PhaseMode, runPhase } from './scheduler-phase.js';
 
 const { values } = parseArgs({
   options: {
     nodes: { type: 'string', default: '1000' },
     pods: { type: 'string', default: '3000' },
     idle: { type: 'string', default: '15' },
-    backlog: { type: 'boolean', default: false },
+    modes: { type: 'string', default: 'live' },
     workload: { type: 'string', default: 'contract' },
   },
 });
@@ -46,7 +46,7 @@ runWhenMain(import.meta.url, { scheduler: false }, async (cluster) => {
     const alive = () => {
       if (gateway.child?.exitCode !== null) throw new Error('the gateway exited');
     };
-    for (const mode of values.backlog ? (['live', 'backlog'] as const) : (['live'] as const)) {
+    for (const mode of values.modes.split(',') as PhaseMode[]) {
       const r = await runPhase(cluster, kc, gateway, mode, opts, alive);
       const cpu = r.after.cpuSeconds - r.before.cpuSeconds;
       const sorted = [...r.latencies].sort((x, y) => x - y);
