@@ -233,19 +233,21 @@ export class KubeSchedulerApi implements SchedulerApi {
       target: { apiVersion: 'v1', kind: 'Node', name: node },
     };
     try {
-      if (this.request) {
-        await this.request({
-          method: 'POST',
-          path: `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}/binding`,
-          body,
-        });
-      } else {
-        await this.core.createNamespacedPodBinding({ name: pod.name, namespace: pod.namespace, body });
-      }
+      await this.post(
+        `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}/binding`,
+        body,
+        () => this.core.createNamespacedPodBinding({ name: pod.name, namespace: pod.namespace, body }),
+      );
       return { kind: 'bound' };
     } catch (err) {
       return classifyBindError(err);
     }
+  }
+
+  /** POSTs on node:https, or through client-node (`viaClient`) when the cluster is behind a proxy. */
+  private async post(path: string, body: unknown, viaClient: () => Promise<unknown>): Promise<void> {
+    if (this.request) await this.request({ method: 'POST', path, body });
+    else await viaClient();
   }
 
   markUnschedulable(pod: PodInfo, message: string): void {
@@ -352,17 +354,10 @@ export class KubeSchedulerApi implements SchedulerApi {
     }
     this.writes.push({
       key: `event:${seq}`,
-      run: async () => {
-        if (this.request) {
-          await this.request({
-            method: 'POST',
-            path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(ev.namespace)}/events`,
-            body,
-          });
-        } else {
-          await this.events.createNamespacedEvent({ namespace: ev.namespace, body });
-        }
-      },
+      run: () =>
+        this.post(`/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(ev.namespace)}/events`, body, () =>
+          this.events.createNamespacedEvent({ namespace: ev.namespace, body }),
+        ),
     });
   }
 

@@ -6,13 +6,7 @@
  * nodes and one node per distinct reason; see candidatesOmitted) and only then are evicted, so a large
  * cluster still has a long history.
  */
-import {
-  type Candidate,
-  type Decision,
-  type DecisionResult,
-  keyCandidates,
-  settleScores,
-} from './explain.js';
+import { type Candidate, type Decision, type DecisionResult, withKeyCandidates } from './explain.js';
 
 export interface HistoryQuery {
   namespace?: string;
@@ -240,12 +234,10 @@ export class DecisionHistory {
     e.summarized = true;
     this.detailed -= e.bytes;
     const d = e.decision;
-    const kept = keyCandidates(d.candidates);
-    // The kept ones must not hold on to the cycle's score table (every feasible node's row).
-    for (const c of kept) settleScores(c);
-    const dropped = d.candidates.length - kept.length;
-    if (dropped <= 0) return;
-    e.decision = { ...d, candidates: kept, candidatesOmitted: (d.candidatesOmitted ?? 0) + dropped };
+    // As a pod on its way to be bound keeps them: the key ones, with their scores settled.
+    const summarized = withKeyCandidates(d, 0);
+    if (summarized.candidates.length === d.candidates.length) return;
+    e.decision = summarized;
     const bytes = decisionBytes(e.decision);
     this.held -= e.bytes - bytes;
     e.bytes = bytes;
