@@ -8,6 +8,7 @@ import type { LoadOptions, NodeLoad } from '../load/types.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import type { NominatedPods } from './framework/nominator.js';
 import {
+  EVERY_REASON_MAX_NODES,
   type FilterLimit,
   type Profile,
   type RankedNode,
@@ -51,6 +52,11 @@ export interface CycleInput {
    * Absent, or with nodeNames: every node is filtered (the what-if, the extender, a nominated pod).
    */
   sampleFrom?: number;
+  /**
+   * Run every Filter plugin on every node, so each verdict lists every failed check (the what-if);
+   * absent: only on clusters of up to EVERY_REASON_MAX_NODES nodes (runtime.ts).
+   */
+  everyReason?: boolean;
   now: number;
 }
 
@@ -115,7 +121,13 @@ export function runCycle(input: CycleInput): CycleResult {
     start === undefined || input.nodeNames
       ? undefined
       : { numToFind: numFeasibleNodesToFind(input.profile.percentageOfNodesToScore, nodes.length), start };
-  const { state, verdicts, feasible, examined } = runFilters(input.profile, ctx, nodes, limit);
+  const { state, verdicts, feasible, examined } = runFilters(
+    input.profile,
+    ctx,
+    nodes,
+    limit,
+    input.everyReason ?? nodes.length <= EVERY_REASON_MAX_NODES,
+  );
   const ranked = runScores(input.profile, state, ctx, feasible);
   verdicts.push(...unknown);
   const nextStart = nodes.length > 0 && limit ? (limit.start + examined) % nodes.length : 0;

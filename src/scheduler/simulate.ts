@@ -89,6 +89,8 @@ function feasibility(
     loads: input.loads,
     loadOptions: input.loadOptions,
     ...(input.namespaces ? { namespaces: input.namespaces } : {}),
+    // A what-if is read for its reasons: every node's every failed check, whatever the cluster's size.
+    everyReason: true,
     now: input.now ?? Date.now(),
   });
   const best = ranked[0];

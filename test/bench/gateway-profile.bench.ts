@@ -12,6 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { procStats, runWhenMain, stopChild } from './lib.js';
 import { prepareCluster, SCHEDULER_DEFAULTS, startGateway } from './scheduler.bench.js';
 import { type BenchWorkload, type PhaseMode, runPhase } from './scheduler-phase.js';
@@ -59,6 +60,15 @@ runWhenMain(import.meta.url, { scheduler: false }, async (cluster) => {
       );
       console.error(rows.at(-1));
     }
+    // Nodes a cycle has to examine and reject (the node lifecycle controller taints nodes whose KWOK
+    // heartbeat lags on a saturated box): they cost filtering without adding a feasible node.
+    const taints = new Map<string, number>();
+    for (const n of (await kc.makeApiClient(CoreV1Api).listNode()).items)
+      for (const t of n.spec?.taints ?? [])
+        taints.set(`${t.key}:${t.effect}`, (taints.get(`${t.key}:${t.effect}`) ?? 0) + 1);
+    rows.push(
+      `tainted nodes after the phases: ${[...taints].map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`,
+    );
     // Where the resident memory is: V8's spaces (the gateway's own metrics) against the process's mappings.
     const metrics = await fetch(`http://127.0.0.1:${gateway.httpPort}/metrics`).then((r) => r.text());
     const mib = (re: RegExp) =>
@@ -74,7 +84,7 @@ runWhenMain(import.meta.url, { scheduler: false }, async (cluster) => {
     rows.push(
       `smaps: ${['Rss', 'Anonymous', 'Shared_Clean', 'Private_Clean'].map((k) => `${k} ${(Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? 0) / 1024).toFixed(0)}`).join(', ')} MiB`,
     );
-    console.error(rows.slice(-4).join('\n'));
+    console.error(rows.slice(-5).join('\n'));
   } finally {
     if (gateway.child) await stopChild(gateway.child, 30_000);
   }

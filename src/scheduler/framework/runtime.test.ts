@@ -3,7 +3,15 @@ import { DEFAULT_LOAD_OPTIONS } from '../../load/types.js';
 import { buildCandidates, unschedulableMessage } from '../explain.js';
 import { profileOf } from '../plugins/plugin.testing.js';
 import { node, pod, snapshotOf } from '../testing.js';
-import { runFilters, runPreBind, runPreEnqueue, runReserve, runScores, runUnreserve } from './runtime.js';
+import {
+  EVERY_REASON_MAX_NODES,
+  runFilters,
+  runPreBind,
+  runPreEnqueue,
+  runReserve,
+  runScores,
+  runUnreserve,
+} from './runtime.js';
 import type { AnyPlugin, CycleContext, CycleState } from './types.js';
 import { primaryReasons } from './verdict.js';
 
@@ -49,6 +57,41 @@ describe('runFilters', () => {
     expect(feasible.map((n) => n.name)).toEqual(['n3']);
     // The FailedScheduling message counts a node under its first failing plugin.
     expect(primaryReasons(verdicts[1] as (typeof verdicts)[number]).map((r) => r.plugin)).toEqual(['A']);
+  });
+
+  it('without everyReason stops at a node’s first failing plugin, as upstream’s RunFilterPlugins', () => {
+    const log: string[] = [];
+    const profile = profileOf(failing('A', ['n2'], log), failing('B', ['n1', 'n2'], log));
+    const { verdicts } = runFilters(profile, ctxOf(['n1', 'n2', 'n3']), undefined, undefined, false);
+    expect(log).toEqual(['A:n1', 'B:n1', 'A:n2', 'A:n3', 'B:n3']);
+    expect(verdicts.map((v) => [v.node, v.feasible, v.reasons.map((r) => r.plugin)])).toEqual([
+      ['n1', false, ['B']],
+      ['n2', false, ['A']],
+      ['n3', true, []],
+    ]);
+  });
+
+  it('without everyReason filters again with every plugin when no node is feasible', () => {
+    const log: string[] = [];
+    const profile = profileOf(failing('A', ['n1', 'n2'], log), failing('B', ['n1', 'n2'], log));
+    const { verdicts, feasible } = runFilters(profile, ctxOf(['n1', 'n2']), undefined, undefined, false);
+    expect(feasible).toEqual([]);
+    // First pass stops at A; the second runs A and B on both nodes.
+    expect(log).toEqual(['A:n1', 'A:n2', 'A:n1', 'B:n1', 'A:n2', 'B:n2']);
+    expect(verdicts.map((v) => v.reasons.map((r) => r.plugin))).toEqual([
+      ['A', 'B'],
+      ['A', 'B'],
+    ]);
+  });
+
+  it.each<[number, boolean]>([
+    [EVERY_REASON_MAX_NODES, true],
+    [EVERY_REASON_MAX_NODES + 1, false],
+  ])('with %i nodes, every reason by default: %s', (n, every) => {
+    const names = Array.from({ length: n }, (_, i) => `n${i}`);
+    const profile = profileOf(failing('A', ['n0']), failing('B', ['n0']));
+    const { verdicts } = runFilters(profile, ctxOf(names));
+    expect(verdicts[0]?.reasons.length).toBe(every ? 2 : 1);
   });
 
   it.each<[string, { numToFind: number; start: number }, string[], string[], number]>([

@@ -1,8 +1,9 @@
 /**
  * Runs one profile's plugins over a cycle, as kube-scheduler's frameworkImpl does: PreFilter once,
- * Filter node by node (each plugin in profile order; every reason kept for the explanation) until
- * enough feasible nodes are found (percentageOfNodesToScore, sampling.ts), PreScore on the feasible
- * nodes, then each Score plugin over all of them, NormalizeScore, × weight, summed.
+ * Filter node by node (plugins in profile order, stopping at a node's first failing plugin as upstream's
+ * RunFilterPlugins does, or every plugin where the explanation keeps every reason) until enough feasible
+ * nodes are found (percentageOfNodesToScore, sampling.ts), PreScore on the feasible nodes, then each
+ * Score plugin over all of them, NormalizeScore, × weight, summed.
  */
 import { podKey } from '../../cluster/model.js';
 import { withPod } from '../../load/model.js';
@@ -136,11 +137,23 @@ function runPreFilter(profile: Profile, ctx: CycleContext): PreFiltered {
   return { state, rejects };
 }
 
+/**
+ * Up to this many nodes a cycle runs every Filter plugin on every node, so each verdict lists every
+ * failed check: the decision keeps every verdict at that size (explain.ts keeps key candidates only
+ * above 100 examined nodes), and the cost is small. Above it a node's filtering stops at its first failing
+ * plugin, as kube-scheduler's does: at 5,000 nodes a spread pod fails on three zones' nodes out of four,
+ * and running the later plugins (inter-pod affinity, the rules' load figures) on them was wasted work.
+ * A cycle that finds no feasible node filters its failed nodes again with every plugin (runFilters), so
+ * an unschedulable pod's explanation and preemption see every reason at any size.
+ */
+export const EVERY_REASON_MAX_NODES = 100;
+
 function runFilterPlugins(
   profile: Profile,
   pre: PreFiltered,
   ctx: CycleContext,
   node: NodeSnapshot,
+  everyReason: boolean,
 ): NodeVerdict {
   // Every field a verdict ever gets (the plugins' load and burst, the explanation's score and rank) is
   // present from the start: one hidden class for all of them, instead of a transition per field added
@@ -156,10 +169,16 @@ function runFilterPlugins(
     scoreParts: undefined,
     rank: undefined,
   };
-  if (pre.rejects.length > 0) verdict.reasons.push(...pre.rejects);
+  if (pre.rejects.length > 0) {
+    verdict.reasons.push(...pre.rejects);
+    // Upstream runs no Filter after a PreFilter rejection.
+    if (!everyReason) return verdict;
+  }
+  const reasons = verdict.reasons;
   for (const p of profile.filter) {
     if (pre.state.skipFilter.has(p.name)) continue;
     p.filter(pre.state, ctx, node, verdict);
+    if (!everyReason && reasons.length > 0) break;
   }
   verdict.feasible = verdict.reasons.length === 0;
   return verdict;
@@ -195,9 +214,10 @@ function filterWithNominated(
   pre: PreFiltered,
   ctx: CycleContext,
   node: NodeSnapshot,
+  everyReason: boolean,
 ): NodeVerdict {
   const nominated = nominatedAgainst(ctx, node);
-  if (nominated.length === 0) return runFilterPlugins(profile, pre, ctx, node);
+  if (nominated.length === 0) return runFilterPlugins(profile, pre, ctx, node, everyReason);
   const edit = ctx.snapshot.edit();
   const load = node.load;
   let withThem: NodeVerdict;
@@ -206,24 +226,27 @@ function filterWithNominated(
       edit.add(podKey(p), { ...p, nodeName: node.name }, node.name);
       if (node.load) node.load = withPod(node.load, p, ctx.loadOptions);
     }
-    withThem = runFilterPlugins(profile, pre, ctx, node);
+    withThem = runFilterPlugins(profile, pre, ctx, node, everyReason);
   } finally {
     edit.undo();
     node.load = load;
   }
-  return withThem.feasible ? runFilterPlugins(profile, pre, ctx, node) : withThem;
+  return withThem.feasible ? runFilterPlugins(profile, pre, ctx, node, everyReason) : withThem;
 }
 
 /**
  * PreFilter once, then Filter on `nodes` (default: every node of the snapshot; an extender names fewer),
  * all of them, or with a `limit` from its start until enough are feasible (upstream's
- * findNodesThatPassFilters with numFeasibleNodesToFind and nextStartNodeIndex).
+ * findNodesThatPassFilters with numFeasibleNodesToFind and nextStartNodeIndex). `everyReason` (default:
+ * at most EVERY_REASON_MAX_NODES nodes) runs every plugin on every node; otherwise each node stops at
+ * its first failing plugin, and if no node is feasible the nodes are filtered again with every plugin.
  */
 export function runFilters(
   profile: Profile,
   ctx: CycleContext,
   nodes: readonly NodeSnapshot[] = ctx.snapshot.list(),
   limit?: FilterLimit,
+  everyReason = nodes.length <= EVERY_REASON_MAX_NODES,
 ): FilterOutcome {
   const pre = runPreFilter(profile, ctx);
   const verdicts: NodeVerdict[] = [];
@@ -236,9 +259,17 @@ export function runFilters(
     const node = nodes[(start + examined) % count] as NodeSnapshot;
     examined++;
     if (ctx.loads) node.load = ctx.loads.get(node.name);
-    const verdict = filterWithNominated(profile, pre, ctx, node);
+    const verdict = filterWithNominated(profile, pre, ctx, node, everyReason);
     if (verdict.feasible) feasible.push(node);
     verdicts.push(verdict);
+  }
+  if (feasible.length === 0 && !everyReason) {
+    // Unschedulable: the explanation and PostFilter (which nodes preemption could help) read every reason.
+    for (let i = 0; i < verdicts.length; i++) {
+      const node = nodes[(start + i) % count] as NodeSnapshot;
+      if (ctx.loads) node.load = ctx.loads.get(node.name);
+      verdicts[i] = filterWithNominated(profile, pre, ctx, node, true);
+    }
   }
   return { state: pre.state, verdicts, feasible, examined };
 }
@@ -257,7 +288,7 @@ export function runPostFilter(
   const failed = new Map<string, readonly FilterReason[]>();
   for (const v of verdicts) if (!v.feasible) failed.set(v.node, v.reasons);
   const handle: PostFilterHandle = {
-    filterNode: (c, node) => filterWithNominated(profile, runPreFilter(profile, c), c, node),
+    filterNode: (c, node) => filterWithNominated(profile, runPreFilter(profile, c), c, node, true),
   };
   let last: PostFilterResult | undefined;
   for (const p of profile.postFilter) {
