@@ -154,6 +154,8 @@ export class Snapshot {
   private readonly byLabel = new Map<string, Set<string>>();
   private readonly counts = new PodCountIndex((ns, anchor) => this.podsOf(ns, anchor));
   private readonly terms = new TermIndex();
+  /** Image name → how many nodes hold it (upstream's ImageStateSummary.NumNodes), kept as nodes change. */
+  private readonly imageNodes = new Map<string, number>();
   private generation = 0;
   private listCache: NodeSnapshot[] | undefined;
 
@@ -188,6 +190,11 @@ export class Snapshot {
   /** The placed pods' (anti-)affinity terms of one kind, per distinct term and topology domain. */
   termGroups(kind: TermKind): Iterable<TermGroup> {
     return this.terms.of(kind);
+  }
+
+  /** How many nodes list an image under this name in their status (ImageLocality's spread). */
+  nodesWithImage(name: string): number {
+    return this.imageNodes.get(name) ?? 0;
   }
 
   /** Namespaces with at least one counted pod. */
@@ -239,6 +246,10 @@ export class Snapshot {
     const relabelled = !added && !sameRecord(old.labels, node.labels);
     if (added || relabelled || !sameTaints(old.taints, node.taints)) this.generation++;
     if (relabelled) this.indexTerms(n, -1);
+    if (old?.images !== node.images) {
+      this.countImages(old, -1);
+      this.countImages(node, 1);
+    }
     n.node = node;
     if (added || relabelled) this.indexTerms(n, 1);
     if (added) this.listCache = undefined;
@@ -249,6 +260,7 @@ export class Snapshot {
     if (!n) return;
     if (n.node) {
       this.indexTerms(n, -1);
+      this.countImages(n.node, -1);
       this.generation++;
     }
     n.node = undefined;
@@ -339,6 +351,17 @@ export class Snapshot {
       if (n.node) this.terms.changed(key, pod, n.node.labels, -1);
     }
     if (!n.node && n.pods.size === 0) this.byName.delete(node);
+  }
+
+  /** (Un)counts the node's images in the per-image node counts. */
+  private countImages(node: NodeInfo | undefined, delta: 1 | -1): void {
+    for (const img of node?.images ?? []) {
+      for (const name of img.names) {
+        const count = (this.imageNodes.get(name) ?? 0) + delta;
+        if (count > 0) this.imageNodes.set(name, count);
+        else this.imageNodes.delete(name);
+      }
+    }
   }
 
   /** (Un)counts the affinity terms of the node's pods under its current labels. */

@@ -27,18 +27,13 @@ export function imageLocality(): PreScorePlugin & ScorePlugin {
     preScore(state, ctx) {
       const wanted = new Set(ctx.pod.images.map(normalizedImageName));
       if (wanted.size === 0) return 'skip';
+      // The snapshot keeps each image's node count as nodes change: no pass over every node per pod.
       const spread = new Map<string, number>();
-      let any = false;
-      for (const n of ctx.snapshot.list()) {
-        for (const img of n.node?.images ?? []) {
-          for (const name of img.names) {
-            if (!wanted.has(name)) continue;
-            spread.set(name, (spread.get(name) ?? 0) + 1);
-            any = true;
-          }
-        }
+      for (const name of wanted) {
+        const count = ctx.snapshot.nodesWithImage(name);
+        if (count > 0) spread.set(name, count);
       }
-      if (!any) return 'skip';
+      if (spread.size === 0) return 'skip';
       state.write(STATE, spread);
       return undefined;
     },
