@@ -79,12 +79,16 @@ runWhenMain(import.meta.url, { scheduler: false }, async (cluster) => {
     rows.push(
       `V8 spaces total MiB: ${mib(/^nodeload_nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)/gm)}`,
     );
+    // Whether pods waited in the queue (attempts per result; SLI = first attempt → bound, attempt = the cycle).
+    rows.push(
+      `scheduler: ${[...metrics.matchAll(/^nodeload_scheduler_(schedule_attempts_total\{[^}]*\}|scheduling_attempt_duration_seconds_(?:sum|count)|pod_scheduling_sli_duration_seconds_(?:sum|count))(?:\{[^}]*\})? (\S+)/gm)].map((m) => `${m[1]} ${Number(m[2]).toFixed(m[1]?.endsWith('sum') ? 1 : 0)}`).join(', ')}`,
+    );
     rows.push(`external MiB: ${mib(/^(nodeload_nodejs_external_memory_bytes) (\S+)/gm)}`);
     const rollup = readFileSync(`/proc/${gateway.pid}/smaps_rollup`, 'utf8');
     rows.push(
       `smaps: ${['Rss', 'Anonymous', 'Shared_Clean', 'Private_Clean'].map((k) => `${k} ${(Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? 0) / 1024).toFixed(0)}`).join(', ')} MiB`,
     );
-    console.error(rows.slice(-5).join('\n'));
+    console.error(rows.slice(-6).join('\n'));
   } finally {
     if (gateway.child) await stopChild(gateway.child, 30_000);
   }
