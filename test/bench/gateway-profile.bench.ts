@@ -48,7 +48,11 @@ runWhenMain(import.meta.url, { scheduler: false }, async (cluster) => {
       if (gateway.child?.exitCode !== null) throw new Error('the gateway exited');
     };
     for (const mode of values.modes.split(',') as PhaseMode[]) {
-      const r = await runPhase(cluster, kc, gateway, mode, opts, alive);
+      const timeline = sampleQueues(gateway.httpPort, gateway.pid);
+      const r = await runPhase(cluster, kc, gateway, mode, opts, alive).finally(timeline.stop);
+      rows.push(
+        `${mode} timeline (s: active/backoff/unschedulable queue, binds in flight, CPU %):\n${timeline.lines()}`,
+      );
       const cpu = r.after.cpuSeconds - r.before.cpuSeconds;
       const sorted = [...r.latencies].sort((x, y) => x - y);
       const pct = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
@@ -88,7 +92,7 @@ runWhenMain(import.meta.url, { scheduler: false }, async (cluster) => {
     rows.push(
       `smaps: ${['Rss', 'Anonymous', 'Shared_Clean', 'Private_Clean'].map((k) => `${k} ${(Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? 0) / 1024).toFixed(0)}`).join(', ')} MiB`,
     );
-    console.error(rows.slice(-6).join('\n'));
+    console.error(rows.join('\n'));
   } finally {
     if (gateway.child) await stopChild(gateway.child, 30_000);
   }
@@ -101,3 +105,32 @@ runWhenMain(import.meta.url, { scheduler: false }, async (cluster) => {
     notes: [],
   };
 });
+
+/**
+ * Every 2 s during a phase: the scheduler's queues and binds in flight (its /metrics) and the gateway's
+ * CPU share: whether pods wait on the algorithm (active queue long, CPU near 100 %), on the binds (in
+ * flight at the limit) or on something else (both low while pods are still unbound).
+ */
+function sampleQueues(port: number, pid: number): { stop: () => void; lines: () => string } {
+  const samples: string[] = [];
+  const started = performance.now();
+  let last = { at: started, cpu: procStats(pid).cpuSeconds };
+  const gauge = (text: string, re: RegExp) => Number(re.exec(text)?.[1] ?? Number.NaN);
+  const timer = setInterval(() => {
+    void fetch(`http://127.0.0.1:${port}/metrics`)
+      .then((r) => r.text())
+      .then((text) => {
+        const now = { at: performance.now(), cpu: procStats(pid).cpuSeconds };
+        const cpu = ((now.cpu - last.cpu) / ((now.at - last.at) / 1000)) * 100;
+        last = now;
+        const q = (name: string) =>
+          gauge(text, new RegExp(`^nodeload_scheduler_pending_pods\\{queue="${name}"\\} (\\S+)`, 'm'));
+        samples.push(
+          `${((now.at - started) / 1000).toFixed(0)}: ${q('active')}/${q('backoff')}/${q('unschedulable')}, ` +
+            `${gauge(text, /^nodeload_scheduler_binds_in_flight (\S+)/m)}, ${cpu.toFixed(0)} %`,
+        );
+      })
+      .catch(() => {});
+  }, 2000);
+  return { stop: () => clearInterval(timer), lines: () => samples.join('; ') };
+}
