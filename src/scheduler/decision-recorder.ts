@@ -67,7 +67,7 @@ export class DecisionRecorder {
       latencyMs: Math.max(base.algorithmMs, end - started),
       e2eLatencyMs: end - entry.firstSeen,
     };
-    if (count) this.deps.metrics.attempt(result, d.latencyMs / 1000);
+    if (count) this.deps.metrics.attempt(result, d.latencyMs / 1000, base.algorithmMs / 1000);
     this.publish(d);
     return d;
   }

@@ -7,7 +7,8 @@ import type { DecisionResult } from './explain.js';
 import type { QueueName } from './queue.js';
 
 export interface SchedulerMetrics {
-  attempt(result: DecisionResult, seconds: number): void;
+  /** A scheduling attempt ended: `seconds` from the pop to its outcome (bind included), `algorithmSeconds` the filter and score alone. */
+  attempt(result: DecisionResult, seconds: number, algorithmSeconds: number): void;
   /** Queue entry → bound: kube-scheduler's pod_scheduling_sli_duration_seconds. */
   scheduled(e2eSeconds: number, attempts: number): void;
 }
@@ -38,6 +39,14 @@ export function createSchedulerMetrics(
     buckets: exponentialBuckets(0.001, 2, 15),
     registers: [registry],
   });
+  // Upstream's buckets start at 1 ms; a cycle here usually takes less, so these start at 0.1 ms (the
+  // issue's target, p99 < 5 ms at 1,000 nodes, needs the resolution) and reach as far (13 s).
+  const algorithmDuration = new Histogram({
+    name: 'nodeload_scheduler_scheduling_algorithm_duration_seconds',
+    help: 'Scheduling algorithm latency in seconds (PreFilter through Score and the choice of a node, without binding).',
+    buckets: exponentialBuckets(0.0001, 2, 18),
+    registers: [registry],
+  });
   const sli = new Histogram({
     name: 'nodeload_scheduler_pod_scheduling_sli_duration_seconds',
     help: 'E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue until it is bound.',
@@ -66,9 +75,10 @@ export function createSchedulerMetrics(
   });
   for (const result of ['scheduled', 'unschedulable', 'error']) attempts.inc({ result }, 0);
   return {
-    attempt(result, seconds) {
+    attempt(result, seconds, algorithmSeconds) {
       attempts.inc({ result });
       attemptDuration.observe({ result }, seconds);
+      algorithmDuration.observe(algorithmSeconds);
     },
     scheduled(e2eSeconds, n) {
       sli.observe({ attempts: attemptsLabel(n) }, e2eSeconds);

@@ -199,6 +199,16 @@ describe('Scheduler', () => {
     const text = await registry.metrics();
     expect(text).toMatch(/nodeload_scheduler_schedule_attempts_total\{result="error"\} 1/);
     expect(text).toMatch(/nodeload_scheduler_schedule_attempts_total\{result="scheduled"\} 1/);
+    // Both attempts ran the algorithm; its time is the cycle's alone, so never more than the attempt's.
+    expect(text).toMatch(/nodeload_scheduler_scheduling_algorithm_duration_seconds_count 2/);
+    const sum = (name: string) =>
+      [...text.matchAll(new RegExp(`^${name}_sum(?:\\{[^}]*\\})? (\\S+)`, 'gm'))].reduce(
+        (a, m) => a + Number(m[1]),
+        0,
+      );
+    expect(sum('nodeload_scheduler_scheduling_algorithm_duration_seconds')).toBeLessThanOrEqual(
+      sum('nodeload_scheduler_scheduling_attempt_duration_seconds'),
+    );
   });
 
   it('keeps a bind of unknown outcome (5xx) assumed until the watch shows the pod', async () => {
