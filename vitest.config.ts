@@ -13,12 +13,13 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          // test/cluster's own tests render manifests and need no cluster.
+          // test/cluster's own tests render manifests and need no cluster; test/bench's test its pure helpers.
           include: [
             'src/**/*.test.ts',
             'web/src/**/*.test.ts',
             'test/cluster/**/*.test.ts',
             'test/differential/**/*.test.ts',
+            'test/bench/**/*.test.ts',
           ],
           environment: 'node',
         },

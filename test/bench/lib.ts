@@ -4,6 +4,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -401,5 +402,22 @@ export function runWhenMain(
   })().catch((err: unknown) => {
     console.error(err);
     process.exitCode = 1;
+  });
+}
+
+/** A response's body as text, once it has ended; rejects if `res.statusCode` is not `ok` (the text says what). */
+export function responseText(res: IncomingMessage, ok: number, what: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (d: string) => {
+      text += d;
+    });
+    res.on('error', reject);
+    res.on('end', () =>
+      res.statusCode === ok
+        ? resolve(text)
+        : reject(new Error(`${what}: HTTP ${res.statusCode} ${text.slice(0, 300)}`)),
+    );
   });
 }

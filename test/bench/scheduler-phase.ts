@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import https from 'node:https';
 import { CoreV1Api, type KubeConfig, type V1Pod, Watch } from '@kubernetes/client-node';
 import { toNodeInfo, toPodInfo } from '../../src/cluster/convert.js';
+import { addBuckets, type Buckets, parseBuckets, subtractBuckets } from './histogram.js';
 import {
   adminAgent,
   BENCH_NODE_PREFIX,
@@ -12,6 +13,7 @@ import {
   log,
   type ProcStats,
   procStats,
+  responseText,
   sleep,
   summarize,
 } from './lib.js';
@@ -73,6 +75,8 @@ export interface SchedulerProcess {
   child?: ChildProcess;
   /** Pod-name prefix of this scheduler's phase. */
   prefix: string;
+  /** Its own histogram of the algorithm's time (kube-scheduler's scheduling_algorithm_duration_seconds). */
+  algorithmMetric?: { name: string; read: () => Promise<string> };
 }
 
 // Requests cycle through these so nodes fill unevenly: ~78 % of the cluster's CPU and ~51 % of its memory
@@ -159,6 +163,8 @@ export interface PhaseResult {
   latencies: number[];
   before: ProcStats;
   after: ProcStats;
+  /** What the scheduler's algorithm histogram observed during the phase. */
+  algorithm?: Buckets | undefined;
   overcommitted: string[];
   nodesUsed: number;
   maxPodsOnNode: number;
@@ -178,6 +184,8 @@ export interface Combined {
   firstBoundSeconds: number;
   drainRate: number;
   latencyMs: ReturnType<typeof summarize>;
+  /** The rounds' algorithm histograms, pooled. */
+  algorithm?: Buckets | undefined;
   cpuSeconds: number;
   /** After the last round. */
   rssBytes: number;
@@ -206,6 +214,9 @@ export function combine(rs: PhaseResult[]): Combined {
     firstBoundSeconds: mean((r) => r.firstBoundSeconds),
     drainRate: mean((r) => r.drainRate),
     latencyMs: summarize(rs.flatMap((r) => r.latencies)),
+    algorithm: rs.every((r) => r.algorithm)
+      ? rs.reduce<Buckets>((sum, r) => addBuckets(sum, r.algorithm ?? new Map()), new Map())
+      : undefined,
     cpuSeconds: sum((r) => r.after.cpuSeconds - r.before.cpuSeconds),
     rssBytes: last.after.rssBytes,
     peakRssBytes: Math.max(...rs.map((r) => r.after.peakRssBytes)),
@@ -262,16 +273,7 @@ async function createAll(cluster: BenchCluster, bodies: V1Pod[], concurrency: nu
           headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
         },
         (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => {
-            text += d;
-          });
-          res.on('end', () =>
-            res.statusCode === 201
-              ? resolve()
-              : reject(new Error(`create pod: HTTP ${res.statusCode} ${text.slice(0, 300)}`)),
-          );
+          responseText(res, 201, 'create pod').then(() => resolve(), reject);
         },
       );
       req.on('error', reject);
@@ -378,6 +380,11 @@ export async function runPhase(
   await watch.ready;
   await sleep(500);
 
+  const readAlgorithm = async () => {
+    const m = sched.algorithmMetric;
+    return m ? parseBuckets(await m.read(), m.name) : undefined;
+  };
+  const algorithmBefore = await readAlgorithm();
   const before = procStats(sched.pid);
   let resumed = true;
   const resume = () => {
@@ -409,6 +416,7 @@ export async function runPhase(
   }
   const after = procStats(sched.pid);
   watch.stop();
+  const algorithmAfter = await readAlgorithm();
 
   const latencies: number[] = [];
   let firstBound = Number.POSITIVE_INFINITY;
@@ -436,6 +444,7 @@ export async function runPhase(
     latencies,
     before,
     after,
+    algorithm: algorithmAfter && algorithmBefore && subtractBuckets(algorithmAfter, algorithmBefore),
     ...checks,
   };
   const lat = summarize(latencies);

@@ -14,8 +14,9 @@
 // rate, which the creator's pace cannot bound. The pods are deleted before the next phase. A bare binder
 // (bare-binder.ts) that binds the same pods to precomputed nodes gives the ceiling of this API server and box.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import https from 'node:https';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
@@ -32,6 +33,7 @@ import {
   ensureNamespace,
   procStats,
   REPO_ROOT,
+  responseText,
   runWhenMain,
   spawnTs,
   stopChild,
@@ -136,7 +138,42 @@ export async function startKubeScheduler(
     logFile,
   });
   if (!child.pid) throw new Error(`${s.label} has no pid`);
-  return { label: s.label, schedulerName: s.schedulerName, pid: child.pid, child, prefix: s.prefix };
+  return {
+    label: s.label,
+    schedulerName: s.schedulerName,
+    pid: child.pid,
+    child,
+    prefix: s.prefix,
+    algorithmMetric: {
+      name: 'scheduler_scheduling_algorithm_duration_seconds',
+      read: () => readKubeSchedulerMetrics(cluster, port),
+    },
+  };
+}
+
+/**
+ * kube-scheduler's /metrics with the admin client certificate (its delegated authentication trusts the
+ * cluster CA; system:masters may read it). Its serving certificate is self-signed, made at start: not
+ * verified, on loopback only.
+ */
+function readKubeSchedulerMetrics(cluster: BenchCluster, port: number): Promise<string> {
+  const { pki } = cluster.state;
+  return new Promise((resolve, reject) => {
+    const req = https.get(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/metrics',
+        cert: readFileSync(pki.adminCert),
+        key: readFileSync(pki.adminKey),
+        rejectUnauthorized: false,
+      },
+      (res) => {
+        responseText(res, 200, 'kube-scheduler /metrics').then(resolve, reject);
+      },
+    );
+    req.on('error', reject);
+  });
 }
 
 /** The gateway as deployed (`src/main.ts`, every component); `extraArgs` add flags (the extender's). */
@@ -200,6 +237,10 @@ export async function startGateway(
     child,
     prefix: 'nl',
     httpPort,
+    algorithmMetric: {
+      name: 'nodeload_scheduler_scheduling_algorithm_duration_seconds',
+      read: () => fetch(`${base}/metrics`).then((r) => r.text()),
+    },
   };
 }
 
