@@ -95,7 +95,8 @@ const GATE_SETTINGS: GateSetting[] = [
 
 interface GateRun {
   setting: GateSetting;
-  views?: { graphql: Phase; rest: Phase };
+  /** The GraphQL phase's response-cache lookups (hit, miss) and data changes by source, from the gateway's /metrics. */
+  views?: { graphql: Phase; rest: Phase; cacheLookups: Record<string, number> };
   webhookAlone: LoopResult;
   webhookFlooded: LoopResult;
   floodDuringWebhook: LoopResult;
@@ -145,7 +146,12 @@ async function measureGate(
     await Promise.all([flood(5000), webhook(5000)]);
     let views: GateRun['views'];
     if (withViews) {
+      const lookupsBefore = await cacheCounters(gw.httpPort);
       const graphql = await timed(() => flood(ms));
+      const lookupsAfter = await cacheCounters(gw.httpPort);
+      const cacheLookupsDuring = Object.fromEntries(
+        Object.entries(lookupsAfter).map(([result, n]) => [result, n - (lookupsBefore[result] ?? 0)]),
+      );
       const rest = await timed(() =>
         closedLoop({
           port: gw.httpPort,
@@ -154,7 +160,7 @@ async function measureGate(
           request: nodeLoadRoute,
         }),
       );
-      views = { graphql, rest };
+      views = { graphql, rest, cacheLookups: cacheLookupsDuring };
       log(
         `views: graphql ${fmt.int(describeLoop(graphql.loop).rate)}/s, rest ${fmt.int(describeLoop(rest.loop).rate)}/s`,
       );
@@ -307,10 +313,31 @@ export async function runViewsBench(
     notes: [
       'The gate admits one user-port request at a time and the next only from a setImmediate callback, after the event loop has polled its sockets again: a webhook review waits for at most one GraphQL operation, however many are queued (src/server/user-port-gate.ts). Excess user-port requests wait in a bounded queue (503 + Retry-After past 1,024 or 10 s).',
       'The loop share (src/server/loop-share.ts) rations those turns in time: while the HTTPS port served a request in the last 250 ms or the scheduler has pods to place, user-port requests get at most a quarter of the event loop; with both idle they are not held back.',
-      'GraphQL answers are cached per user while nothing they show changed (src/graphql/response-cache.ts); during the scheduler phases every binding changes the data, so those answers are executed in full.',
+      'GraphQL answers are cached per user while nothing they show changed (src/graphql/response-cache.ts); during the scheduler phases every binding changes the data, so those answers are executed in full. ' +
+        `Response-cache lookups and data changes (by source) during the GraphQL phase above: ${Object.entries(
+          views.cacheLookups,
+        )
+          .filter(([, n]) => n > 0)
+          .map(([result, n]) => `${fmt.int(n)} ${result}`)
+          .join(', ')}.`,
       'Each figure moves with what else the 2-core machine runs; the ratios compare phases of one run.',
     ],
   };
+}
+
+/**
+ * Counters by label of the gateway's /metrics now: the response cache's lookups (hit, miss) and the data
+ * changes that start a new cache generation (by source).
+ */
+async function cacheCounters(port: number): Promise<Record<string, number>> {
+  const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
+  return Object.fromEntries(
+    [
+      ...text.matchAll(
+        /^nodeload_graphql_(response_cache_lookups|data_changes)_total\{(?:result|source)="(\w+)"\} (\S+)/gm,
+      ),
+    ].map((m) => [`${m[1] === 'data_changes' ? 'change ' : ''}${m[2]}`, Number(m[3])]),
+  );
 }
 
 function args(): Partial<ViewsBenchOptions> {
