@@ -96,7 +96,7 @@ const GATE_SETTINGS: GateSetting[] = [
 interface GateRun {
   setting: GateSetting;
   /** The GraphQL phase's response-cache lookups (hit, miss) and data changes by source, from the gateway's /metrics. */
-  views?: { graphql: Phase; rest: Phase; cacheLookups: Record<string, number> };
+  views?: { graphql: Phase; rest: Phase; cache: Record<string, number> };
   webhookAlone: LoopResult;
   webhookFlooded: LoopResult;
   floodDuringWebhook: LoopResult;
@@ -146,11 +146,11 @@ async function measureGate(
     await Promise.all([flood(5000), webhook(5000)]);
     let views: GateRun['views'];
     if (withViews) {
-      const lookupsBefore = await cacheCounters(gw.httpPort);
+      const cacheBefore = await cacheCounters(gw.httpPort);
       const graphql = await timed(() => flood(ms));
-      const lookupsAfter = await cacheCounters(gw.httpPort);
-      const cacheLookupsDuring = Object.fromEntries(
-        Object.entries(lookupsAfter).map(([result, n]) => [result, n - (lookupsBefore[result] ?? 0)]),
+      const cacheAfter = await cacheCounters(gw.httpPort);
+      const cache = Object.fromEntries(
+        Object.entries(cacheAfter).map(([counter, n]) => [counter, n - (cacheBefore[counter] ?? 0)]),
       );
       const rest = await timed(() =>
         closedLoop({
@@ -160,7 +160,7 @@ async function measureGate(
           request: nodeLoadRoute,
         }),
       );
-      views = { graphql, rest, cacheLookups: cacheLookupsDuring };
+      views = { graphql, rest, cache };
       log(
         `views: graphql ${fmt.int(describeLoop(graphql.loop).rate)}/s, rest ${fmt.int(describeLoop(rest.loop).rate)}/s`,
       );
@@ -315,10 +315,10 @@ export async function runViewsBench(
       'The loop share (src/server/loop-share.ts) rations those turns in time: while the HTTPS port served a request in the last 250 ms or the scheduler has pods to place, user-port requests get at most a quarter of the event loop; with both idle they are not held back.',
       'GraphQL answers are cached per user while nothing they show changed (src/graphql/response-cache.ts); during the scheduler phases every binding changes the data, so those answers are executed in full. ' +
         `Response-cache lookups and data changes (by source) during the GraphQL phase above: ${Object.entries(
-          views.cacheLookups,
+          views.cache,
         )
           .filter(([, n]) => n > 0)
-          .map(([result, n]) => `${fmt.int(n)} ${result}`)
+          .map(([counter, n]) => `${fmt.int(n)} ${counter}`)
           .join(', ')}.`,
       'Each figure moves with what else the 2-core machine runs; the ratios compare phases of one run.',
     ],

@@ -33,23 +33,16 @@ describe('Snapshot nodes', () => {
   it('counts the nodes holding each image name as nodes arrive, change their images and leave', () => {
     const img = (...names: string[]) => ({ names, sizeBytes: 1 });
     const s = new Snapshot();
+    const counts = (...names: string[]) => names.map((n) => s.nodesWithImage(n));
     s.setNode({ ...node('a'), images: [img('nginx:1', 'nginx@sha256:1'), img('redis:7')] });
     s.setNode({ ...node('b'), images: [img('nginx:1')] });
-    expect([
-      s.nodesWithImage('nginx:1'),
-      s.nodesWithImage('nginx@sha256:1'),
-      s.nodesWithImage('redis:7'),
-    ]).toEqual([2, 1, 1]);
+    expect(counts('nginx:1', 'nginx@sha256:1', 'redis:7')).toEqual([2, 1, 1]);
     // A status update with other images replaces the node's share; one with none leaves none.
     s.setNode({ ...node('a'), images: [img('redis:7')] });
-    expect([
-      s.nodesWithImage('nginx:1'),
-      s.nodesWithImage('nginx@sha256:1'),
-      s.nodesWithImage('redis:7'),
-    ]).toEqual([1, 0, 1]);
+    expect(counts('nginx:1', 'nginx@sha256:1', 'redis:7')).toEqual([1, 0, 1]);
     s.deleteNode('b');
     s.setNode({ ...node('a'), images: [] });
-    expect([s.nodesWithImage('nginx:1'), s.nodesWithImage('redis:7')]).toEqual([0, 0]);
+    expect(counts('nginx:1', 'redis:7')).toEqual([0, 0]);
   });
 
   it('lists nodes in insertion order, drops deleted ones and keeps their pods for a re-added node', () => {
