@@ -23,6 +23,7 @@ import { CertRotator } from './server/cert-rotation.js';
 import { generateCa, issueServingCert, serviceDnsNames } from './server/certs.js';
 import { loadClientCas } from './server/client-cert.js';
 import type { ComponentContext, GatewayComponent } from './server/component.js';
+import { mergeFastRoutes, withFastRoutes } from './server/fast-routes.js';
 import { componentLogger, createLogger, type Logger } from './server/log.js';
 import { createMetricsRegistry } from './server/metrics.js';
 import { createTlsServer, type TlsServer } from './server/tls-server.js';
@@ -243,7 +244,12 @@ export async function startGateway(
       ...(certs
         ? { certificate: placeholder() }
         : { certFile: config.tlsCertFile, keyFile: config.tlsKeyFile }),
-      handler: kubeApp,
+      // Admission reviews go to their plain handlers first; everything else to express.
+      handler: withFastRoutes(
+        mergeFastRoutes(components.flatMap((c) => (c.kubeFastRoutes ? [c.kubeFastRoutes] : []))),
+        kubeApp,
+        () => userGate.share.kubeActivity(),
+      ),
       log: gwLog,
     });
   }

@@ -11,6 +11,7 @@ import {
   ruleCoversPod,
   rulesForPod,
   selectorMatches,
+  someNodeAllowed,
   toRule,
   toRuleStatus,
 } from './rule.js';
@@ -259,6 +260,38 @@ describe('nodeAllowedByRule', () => {
     ];
     expect([...allowedNodeNames(rules, nodes)]).toEqual(['node-a']);
     expect(allowedNodeNames([], nodes).size).toBe(3);
+  });
+
+  it.each([
+    { what: 'no rules', rules: [], want: true },
+    { what: 'a listed node every rule allows', rules: [{ allowedNodes: ['node-a', 'node-b'] }], want: true },
+    { what: 'listed nodes that do not exist', rules: [{ allowedNodes: ['gone-1', 'gone-2'] }], want: false },
+    {
+      what: 'a listed node another rule refuses',
+      rules: [{ allowedNodes: ['node-b'] }, { nodeSelector: { matchLabels: { pool: 'gpu' } } }],
+      want: false,
+    },
+    {
+      what: 'the shorter list decides, the longer one still applies',
+      rules: [{ allowedNodes: ['node-a', 'node-b', 'node-c'] }, { allowedNodes: ['node-c', 'node-x'] }],
+      want: true,
+    },
+    {
+      what: 'a selector some node matches',
+      rules: [{ nodeSelector: { matchLabels: { pool: 'gpu' } } }],
+      want: true,
+    },
+    {
+      what: 'a selector no node matches',
+      rules: [{ nodeSelector: { matchLabels: { pool: 'tpu' } } }],
+      want: false,
+    },
+  ])('someNodeAllowed: $what → $want', ({ rules, want }) => {
+    const nodes = new Map([gpu, cpu, makeNode('node-c', { pool: 'gpu' })].map((n) => [n.name, n]));
+    const list = rules.map((spec, i) => makeRule(spec as Partial<RuleSpec>, `r${i}`));
+    expect(someNodeAllowed(list, nodes)).toBe(want);
+    // The same answer as the full set, which walks every node.
+    expect(someNodeAllowed(list, nodes)).toBe(allowedNodeNames(list, nodes.values()).size > 0);
   });
 });
 

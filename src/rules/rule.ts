@@ -195,6 +195,31 @@ export function allowedNodeNames(rules: Iterable<NodeLoadRule>, nodes: Iterable<
 }
 
 /**
+ * Whether some node is allowed by every rule (true when there are no rules). Asked on every admission
+ * review, so it does not walk the cluster when it need not: when a rule lists allowedNodes only the
+ * shortest list is looked up, otherwise the scan stops at the first allowed node.
+ */
+export function someNodeAllowed(
+  rules: readonly NodeLoadRule[],
+  nodes: ReadonlyMap<string, NodeInfo>,
+): boolean {
+  const allowedByAll = (node: NodeInfo) => rules.every((rule) => nodeAllowedByRule(rule, node) === undefined);
+  let shortest: string[] | undefined;
+  for (const rule of rules) {
+    const listed = rule.spec.allowedNodes;
+    if (listed.length > 0 && (!shortest || listed.length < shortest.length)) shortest = listed;
+  }
+  if (shortest) {
+    return shortest.some((name) => {
+      const node = nodes.get(name);
+      return node !== undefined && allowedByAll(node);
+    });
+  }
+  for (const node of nodes.values()) if (allowedByAll(node)) return true;
+  return false;
+}
+
+/**
  * "80.04" would print as "80", which reads as "80% > 80%": add decimals until the figure differs
  * from the limit it exceeds.
  */

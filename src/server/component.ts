@@ -8,12 +8,15 @@ import type http from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Router } from 'express';
 import type { Registry } from 'prom-client';
+import type { FastRoutes } from './fast-routes.js';
 import type { Logger } from './log.js';
 
 export interface GatewayComponent {
   name: string;
   userRoutes?: Router;
   kubeRoutes?: Router;
+  /** POST paths on the kube-facing port answered ahead of express (fast-routes.ts): admission reviews. */
+  kubeFastRoutes?: FastRoutes;
   /** Called with the user-facing HTTP server before it listens (WebSocket upgrades). */
   attach?(server: http.Server): void;
   /** Work is waiting for the event loop (pods to place): the user port yields its share to it (loop-share.ts). */

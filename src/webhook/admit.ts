@@ -4,11 +4,12 @@
  */
 import type { NodeInfo } from '../cluster/model.js';
 import { DAEMONSET_ANNOTATION, DAEMONSET_ANNOTATION_VALUE } from '../rules/daemonset.js';
-import { rulesForPod, toRule } from '../rules/rule.js';
+import { rulesForPod, someNodeAllowed, toRule } from '../rules/rule.js';
 import { type NodeLoadRule, RULE_GROUP, RULE_KIND } from '../rules/types.js';
 import { type DaemonSetClaim, daemonSetAnnotationRefusal, daemonSetClaim } from './daemonset.js';
 import { optedOut, unsupportedReasons } from './gate.js';
-import { annotationPatch, type MutationOptions, mutatePod } from './mutate.js';
+import { annotationPatch, type MutationOptions, mutatePod, STEERING_ANNOTATIONS } from './mutate.js';
+import { type PatchMemo, steeringKey, withUid } from './patch-memo.js';
 import {
   type AdmissionRequest,
   type AdmissionReviewResponse,
@@ -34,6 +35,8 @@ export interface WebhookState {
    * namespace (an AdmissionReview carries no namespace labels). Undefined: not known, no opinion.
    */
   namespaceLabels?(namespace: string): Readonly<Record<string, string>> | undefined;
+  /** Steering answers by their inputs (patch-memo.ts); its owner clears it whenever a rule changes. */
+  patchMemo?: PatchMemo<string[]>;
 }
 
 export interface AdmitOptions extends MutationOptions {
@@ -54,6 +57,8 @@ export interface NotSteered {
 
 export interface Admission {
   review: AdmissionReviewResponse;
+  /** The review already serialised (patch-memo.ts), when the memo answered. */
+  text?: string;
   result: AdmissionResult;
   /** Set when the decision is worth a log line (a patch or a denial at info, a break-glass at warn). */
   event?: { msg: string; fields: Record<string, unknown>; level?: 'debug' | 'info' | 'warn' };
@@ -130,8 +135,32 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
   const rules = rulesForPod(state.rules(), { namespace, labels: pod.metadata.labels ?? {} });
   if (rules.length === 0) return allowed(allow(uid));
   const reasons = unsupportedReasons(request.object);
-  const mutation = mutatePod(pod, rules, opts, state.nodes().values(), reasons);
-  const review = patched(uid, mutation.patch, [...mutation.warnings, ...claimWarnings(claim)]);
+  const nodes = state.nodes();
+  const steer = () => {
+    const mutation = mutatePod(pod, rules, opts, nodes, reasons);
+    return {
+      value: mutation.changes,
+      review: patched(uid, mutation.patch, [...mutation.warnings, ...claimWarnings(claim)]),
+    };
+  };
+  let review: AdmissionReviewResponse;
+  let changes: string[];
+  let text: string | undefined;
+  if (state.patchMemo) {
+    const key = steeringKey({
+      namespace,
+      pod,
+      notSteered: reasons,
+      claim,
+      noNodeAllowed: nodes.size > 0 && !someNodeAllowed(rules, nodes),
+      annotationKeys: STEERING_ANNOTATIONS,
+    });
+    const answer = state.patchMemo.get(key, steer);
+    changes = answer.value;
+    ({ review, text } = withUid(answer, uid));
+  } else {
+    ({ value: changes, review } = steer());
+  }
   const notSteered: NotSteered | undefined =
     reasons.length > 0 && request.dryRun !== true
       ? {
@@ -145,11 +174,12 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
   const ruleNames = rules.map((r) => r.name);
   // Who claimed a DaemonSet owner without being its controller: worth finding in the log.
   const claimedBy = claim === 'claimed' ? { daemonSetClaimedBy: request.userInfo?.username ?? '' } : {};
-  if (mutation.patch.length === 0) {
-    return { review, result: 'allowed', ...(notSteered ? { notSteered } : {}) };
+  if (changes.length === 0) {
+    return { review, ...(text ? { text } : {}), result: 'allowed', ...(notSteered ? { notSteered } : {}) };
   }
   return {
     review,
+    ...(text ? { text } : {}),
     result: 'patched',
     event: reasons.length
       ? {
@@ -158,7 +188,7 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
             pod: ref,
             rules: ruleNames,
             reasons,
-            changes: mutation.changes,
+            changes,
             ...claimedBy,
             dryRun: request.dryRun === true,
             uid,
@@ -173,7 +203,7 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
           fields: {
             pod: ref,
             rules: ruleNames,
-            changes: mutation.changes,
+            changes,
             ...claimedBy,
             dryRun: request.dryRun === true,
             uid,

@@ -9,10 +9,16 @@ import type { ComponentContext, GatewayComponent } from '../server/component.js'
 import { componentLogger } from '../server/log.js';
 import type { WebhookState } from './admit.js';
 import { kubeEventWriter, NotSteeredEvents, WEBHOOK_CONTROLLER } from './not-steered.js';
-import { webhookRouter } from './routes.js';
+import { PatchMemo } from './patch-memo.js';
+import { webhookRoutes } from './routes.js';
 
-export function cacheState(cache: ClusterView<NodeLoadRule>): WebhookState {
+/** The webhook's view of the cache; its patch memo is emptied on every rule change until `stop`. */
+export function cacheState(cache: ClusterView<NodeLoadRule>): WebhookState & { stop(): void } {
+  const patchMemo = new PatchMemo<string[]>();
+  const stop = cache.bus.on('rule', () => patchMemo.clear());
   return {
+    patchMemo,
+    stop,
     ready: () => cache.isReady(),
     *rules(): Iterable<NodeLoadRule> {
       for (const entry of cache.rules.values()) yield entry.rule;
@@ -50,12 +56,16 @@ export function webhookComponent(ctx: WebhookContext): GatewayComponent {
     instance: `${WEBHOOK_CONTROLLER}-${ctx.leader.identity}`,
     log,
   });
+  const state = cacheState(ctx.cache);
   return {
     name: 'webhook',
     start: () => notSteered.start(),
-    stop: () => notSteered.stop(),
-    kubeRoutes: webhookRouter({
-      state: cacheState(ctx.cache),
+    stop: () => {
+      state.stop();
+      return notSteered.stop();
+    },
+    kubeFastRoutes: webhookRoutes({
+      state,
       log,
       registry: ctx.registry,
       bodyLimit: config.webhookBodyLimit,

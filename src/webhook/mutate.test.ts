@@ -294,8 +294,12 @@ describe('mutatePod', () => {
 
   it('warns when the rules allow none of the known nodes', () => {
     const rules = [rule('gold', { nodeSelector: { matchLabels: { tier: 'gold' } } })];
-    expect(mutatePod(pod(), rules, OPTS, [node('n1', { tier: 'silver' })]).warnings).toHaveLength(1);
-    expect(mutatePod(pod(), rules, OPTS, [node('n1', { tier: 'gold' })]).warnings).toHaveLength(0);
+    expect(
+      mutatePod(pod(), rules, OPTS, new Map([['n1', node('n1', { tier: 'silver' })]])).warnings,
+    ).toHaveLength(1);
+    expect(
+      mutatePod(pod(), rules, OPTS, new Map([['n1', node('n1', { tier: 'gold' })]])).warnings,
+    ).toHaveLength(0);
   });
 
   it('warns when an explicit scheduler is kept', () => {

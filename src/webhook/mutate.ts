@@ -7,7 +7,7 @@
  * or a pod created from an already mutated manifest gets no patch.
  */
 import type { LabelSelector, NodeInfo } from '../cluster/model.js';
-import { allowedNodeNames } from '../rules/rule.js';
+import { someNodeAllowed } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import { NOT_STEERED_ANNOTATION } from './gate.js';
 import {
@@ -21,6 +21,8 @@ import {
 /** Names the rules whose restriction the webhook applied, comma-separated, sorted. */
 export const RULES_ANNOTATION = 'nodeload.example.com/rules';
 export const DEFAULT_SCHEDULER = 'default-scheduler';
+/** The annotations the patch sets or removes (patch-memo.ts keys on their current values). */
+export const STEERING_ANNOTATIONS = [RULES_ANNOTATION, NOT_STEERED_ANNOTATION] as const;
 /**
  * A label key no node is expected to carry; "Exists and DoesNotExist" on it matches no node. Used
  * when the rules together allow no node at all, because an empty nodeSelectorTerms list is invalid.
@@ -220,7 +222,7 @@ export function mutatePod(
   pod: PodObject,
   rules: NodeLoadRule[],
   opts: MutationOptions,
-  nodes?: Iterable<NodeInfo>,
+  nodes?: ReadonlyMap<string, NodeInfo>,
   notSteered: readonly string[] = [],
 ): Mutation {
   const patch: PatchOperation[] = [];
@@ -262,10 +264,9 @@ export function mutatePod(
     changes.push('affinity');
   }
 
-  const nodeList = nodes ? [...nodes] : undefined;
   if (
     restriction.labelRequirements.some((r) => r.key === NO_NODE_ALLOWED_KEY) ||
-    (nodeList && nodeList.length > 0 && allowedNodeNames(rules, nodeList).size === 0)
+    (nodes && nodes.size > 0 && !someNodeAllowed(rules, nodes))
   ) {
     warnings.push(`${named} allow no node together: the pod will stay Pending`);
   }

@@ -6,10 +6,12 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toRule } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
+import { withFastRoutes } from '../server/fast-routes.js';
 import { createLogger } from '../server/log.js';
 import { finishApp } from '../server/user-app.js';
 import type { NotSteered, WebhookState } from './admit.js';
-import { webhookRouter } from './routes.js';
+import { webhookRoutes } from './routes.js';
+import { podReview } from './testing.js';
 
 const logLines: { level: number; msg: string }[] = [];
 const sink = new Writable({
@@ -39,23 +41,23 @@ let server: http.Server;
 let base = '';
 
 beforeAll(async () => {
+  // As the gateway serves them: the plain handlers ahead of an express app that answers the rest.
   const app = express();
-  finishApp(app, log, [
-    webhookRouter({
-      state,
-      log,
-      registry,
-      bodyLimit: '300kb',
-      schedulerName: 'nodeload-scheduler',
-      overrideExplicitScheduler: false,
-      excludedNamespaces: new Set(['kube-system']),
-      onNotSteered: (n) => {
-        if (failNotSteered) throw new Error('queue broken');
-        notSteered.push(n);
-      },
-    }),
-  ]);
-  server = http.createServer(app);
+  finishApp(app, log);
+  const routes = webhookRoutes({
+    state,
+    log,
+    registry,
+    bodyLimit: '300kb',
+    schedulerName: 'nodeload-scheduler',
+    overrideExplicitScheduler: false,
+    excludedNamespaces: new Set(['kube-system']),
+    onNotSteered: (n) => {
+      if (failNotSteered) throw new Error('queue broken');
+      notSteered.push(n);
+    },
+  });
+  server = http.createServer(withFastRoutes(routes, app));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -64,20 +66,8 @@ afterAll(async () => {
   await new Promise((r) => server.close(r));
 });
 
-function review(uid: string, object: unknown = { metadata: { name: 'p' }, spec: {} }) {
-  return {
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      namespace: 'team',
-      operation: 'CREATE',
-      object,
-    },
-  };
-}
+const review = (uid: string, object: unknown = { metadata: { name: 'p' }, spec: {} }) =>
+  podReview(uid, object);
 
 async function post(path: string, body: string, contentType = 'application/json') {
   const res = await fetch(base + path, { method: 'POST', body, headers: { 'content-type': contentType } });
@@ -209,6 +199,62 @@ describe('webhook routes', () => {
     expect(res.status).toBe(status);
     expect(res.body.error).toBe(error);
     expect(typeof res.body.message).toBe('string');
+  });
+
+  it('answers at the path the API server calls, query string and all', async () => {
+    const { status, body } = await post('/mutate?timeout=10s', JSON.stringify(review('u-q')));
+    expect(status).toBe(200);
+    expect(body.response?.uid).toBe('u-q');
+  });
+
+  it.each<{ what: string; headers: Record<string, string>; status: number; error: string }>([
+    {
+      what: 'a gzip body',
+      headers: { 'content-encoding': 'gzip' },
+      status: 415,
+      error: 'encoding.unsupported',
+    },
+    {
+      what: 'a Latin-1 body',
+      headers: { 'content-type': 'application/json; charset=iso-8859-1' },
+      status: 415,
+      error: 'charset.unsupported',
+    },
+  ])('$what → $status JSON message', async ({ headers, status, error }) => {
+    const res = await fetch(`${base}/mutate`, {
+      method: 'POST',
+      body: JSON.stringify(review('u-h')),
+      headers: { 'content-type': 'application/json', ...headers },
+    });
+    expect(res.status).toBe(status);
+    expect(((await res.json()) as { error: string }).error).toBe(error);
+  });
+
+  it('refuses a streamed body past the limit (no Content-Length) and closes the connection', async () => {
+    const chunk = new TextEncoder().encode(`{"x":"${'y'.repeat(100_000)}`);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        // 10 chunks of 100 kB, more than the 300 kB limit; the server answers before the end.
+        if (sent++ < 10) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const res = await fetch(`${base}/validate`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(res.headers.get('connection')).toBe('close');
+    expect(((await res.json()) as { error: string }).error).toBe('entity.too.large');
+  });
+
+  it('leaves other methods on an admission path to express (404 JSON)', async () => {
+    const res = await fetch(`${base}/mutate`);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: string }).error).toBe('NotFound');
   });
 
   it('an internal failure still answers with the uid: mutate lets through, validate refuses', async () => {

@@ -1,18 +1,15 @@
 /**
- * POST /mutate and POST /validate on the kube-facing HTTPS port. Every answer is either a 4xx JSON
- * message (not an AdmissionReview we can answer) or an AdmissionReview echoing the request's uid;
- * a client's mistake is logged at debug, never at error.
+ * POST /mutate and POST /validate on the kube-facing HTTPS port, answered by plain node:http handlers
+ * the gateway calls ahead of express (src/server/fast-routes.ts): every API-server write of a pod waits
+ * on them. Every answer is either a 4xx JSON message (not an AdmissionReview we can answer) or an
+ * AdmissionReview echoing the request's uid; a client's mistake is logged at debug, never at error.
  */
-import express, {
-  type ErrorRequestHandler,
-  type Request,
-  type RequestHandler,
-  type Response,
-  type Router,
-} from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import bytes from 'bytes';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import type { FastRoutes } from '../server/fast-routes.js';
+import { readJsonBody } from '../server/json-body.js';
 import type { Logger } from '../server/log.js';
-import { observeRequests, setRequestResult } from '../server/request-result.js';
 import { sendJson } from '../server/send-json.js';
 import {
   type AdmissionResult,
@@ -27,11 +24,11 @@ import { allow, deny, parseReview } from './review.js';
 export type WebhookRoute = 'mutate' | 'validate';
 type RequestResult = AdmissionResult | 'invalid' | 'error';
 
-export interface WebhookRouterOptions extends AdmitOptions {
+export interface WebhookRoutesOptions extends AdmitOptions {
   state: WebhookState;
   log: Logger;
   registry: Registry;
-  /** express.json limit, e.g. "8mb": a review carries object and oldObject, well above express's 100 kB. */
+  /** Body size limit, e.g. "8mb": a review carries object and oldObject, well above express's 100 kB. */
   bodyLimit: string;
   /**
    * Told about each pod the capability gate kept from nodeload's scheduler (its Event is written
@@ -65,103 +62,95 @@ function metrics(registry: Registry) {
   };
 }
 
-function setResult(res: Response, result: RequestResult): void {
-  setRequestResult(res, result);
+function sendError(res: ServerResponse, status: number, error: string, message: string): void {
+  sendJson(res, JSON.stringify({ error, message }), status);
 }
 
-function badRequest(res: Response, status: number, error: string, message: string): void {
-  setResult(res, 'invalid');
-  res.status(status).json({ error, message });
-}
-
-export function webhookRouter(opts: WebhookRouterOptions): Router {
+/** The admission routes by path, as plain node:http handlers (POST only). */
+export function webhookRoutes(opts: WebhookRoutesOptions): FastRoutes {
   const { requests, breakGlass, duration } = metrics(opts.registry);
-  const json = express.json({ limit: opts.bodyLimit });
-  const router = express.Router();
+  const limit = bytes.parse(opts.bodyLimit);
+  if (limit === null || !Number.isFinite(limit))
+    throw new Error(`webhook body limit "${opts.bodyLimit}" is not a size`);
 
-  const instrument = (route: WebhookRoute): RequestHandler =>
-    observeRequests<RequestResult>('allowed', (result, seconds) => {
-      requests.inc({ route, result });
-      duration.observe({ route, result }, seconds);
-    });
-
-  const handle =
-    (route: WebhookRoute): RequestHandler =>
-    (req: Request, res: Response) => {
-      if (!req.is('application/json')) {
-        badRequest(res, 415, 'UnsupportedMediaType', 'expected Content-Type: application/json');
-        return;
-      }
-      const parsed = parseReview(req.body);
-      if (parsed.kind === 'bad') {
-        opts.log.debug({ route, status: parsed.status, reason: parsed.message }, 'bad admission request');
-        badRequest(res, parsed.status, 'BadRequest', parsed.message);
-        return;
-      }
-      if (parsed.kind === 'malformed') {
-        opts.log.debug({ route, uid: parsed.uid, reason: parsed.message }, 'malformed admission request');
-        setResult(res, 'denied');
-        sendJson(res, JSON.stringify(deny(parsed.uid, 400, parsed.message)));
-        return;
-      }
-      const uid = parsed.request.uid;
-      let body: string;
-      try {
-        const admission = ADMIT[route](parsed.request, opts.state, opts);
-        if (admission.breakGlass) breakGlass.inc();
-        if (admission.event) {
-          opts.log[admission.event.level ?? 'info'](
-            { route, ...admission.event.fields },
-            admission.event.msg,
-          );
-        } else opts.log.debug({ route, uid, result: admission.result }, 'admission request');
-        if (admission.notSteered && opts.onNotSteered) {
-          try {
-            opts.onNotSteered(admission.notSteered);
-          } catch (err) {
-            opts.log.warn({ err, route, uid }, 'recording a not-steered pod failed');
-          }
-        }
-        setResult(res, admission.result);
-        // Serialise here, inside the try: a failure must still answer with this uid.
-        body = JSON.stringify(admission.review);
-      } catch (err) {
-        // Our bug, not the client's: log it, and answer as the failure policy would — the mutating
-        // webhook lets the pod through unsteered, the validating one refuses.
-        opts.log.error({ err, route, uid }, 'admission request failed');
-        setResult(res, 'error');
-        body = JSON.stringify(
-          route === 'mutate'
-            ? allow(uid, ['nodeload: internal error, pod not steered'])
-            : deny(uid, 500, 'nodeload: internal error while validating; retry'),
-        );
-      }
-      sendJson(res, body);
-    };
-
-  /** Body-parser errors (malformed JSON, too large, bad charset/encoding) are the client's: 4xx with the reason. */
-  const bodyErrors: ErrorRequestHandler = (err, req, res, _next) => {
-    const status =
-      typeof err?.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
-    if (status === 500) {
-      opts.log.error({ err, path: req.path }, 'admission request failed');
-      setResult(res, 'error');
-      if (!res.headersSent) res.status(500).json({ error: 'InternalError', message: 'internal error' });
-      return;
+  /** The review to send back for a parsed body, and how the request ended. */
+  const answer = (route: WebhookRoute, body: unknown, res: ServerResponse): RequestResult => {
+    const parsed = parseReview(body);
+    if (parsed.kind === 'bad') {
+      opts.log.debug({ route, status: parsed.status, reason: parsed.message }, 'bad admission request');
+      sendError(res, parsed.status, 'BadRequest', parsed.message);
+      return 'invalid';
     }
-    const message =
-      err.type === 'entity.too.large'
-        ? `request body larger than the ${opts.bodyLimit} limit`
-        : err.type === 'entity.parse.failed'
-          ? `malformed JSON: ${String(err.message).slice(0, 200)}`
-          : String(err.message ?? 'bad request').slice(0, 200);
-    opts.log.debug({ path: req.path, status, type: err.type }, 'bad admission request body');
-    if (res.headersSent) return;
-    badRequest(res, status, typeof err.type === 'string' ? err.type : 'BadRequest', message);
+    if (parsed.kind === 'malformed') {
+      opts.log.debug({ route, uid: parsed.uid, reason: parsed.message }, 'malformed admission request');
+      sendJson(res, JSON.stringify(deny(parsed.uid, 400, parsed.message)));
+      return 'denied';
+    }
+    const uid = parsed.request.uid;
+    let result: RequestResult;
+    let text: string;
+    try {
+      const admission = ADMIT[route](parsed.request, opts.state, opts);
+      if (admission.breakGlass) breakGlass.inc();
+      if (admission.event) {
+        opts.log[admission.event.level ?? 'info']({ route, ...admission.event.fields }, admission.event.msg);
+      } else opts.log.debug({ route, uid, result: admission.result }, 'admission request');
+      if (admission.notSteered && opts.onNotSteered) {
+        try {
+          opts.onNotSteered(admission.notSteered);
+        } catch (err) {
+          opts.log.warn({ err, route, uid }, 'recording a not-steered pod failed');
+        }
+      }
+      result = admission.result;
+      // Serialise here, inside the try: a failure must still answer with this uid.
+      text = admission.text ?? JSON.stringify(admission.review);
+    } catch (err) {
+      // Our bug, not the client's: log it, and answer as the failure policy would — the mutating
+      // webhook lets the pod through unsteered, the validating one refuses.
+      opts.log.error({ err, route, uid }, 'admission request failed');
+      result = 'error';
+      text = JSON.stringify(
+        route === 'mutate'
+          ? allow(uid, ['nodeload: internal error, pod not steered'])
+          : deny(uid, 500, 'nodeload: internal error while validating; retry'),
+      );
+    }
+    sendJson(res, text);
+    return result;
   };
 
-  for (const route of ['mutate', 'validate'] as const) {
-    router.post(`/${route}`, instrument(route), json, handle(route), bodyErrors);
-  }
-  return router;
+  const handle =
+    (route: WebhookRoute) =>
+    (req: IncomingMessage, res: ServerResponse): void => {
+      const start = performance.now();
+      let result: RequestResult = 'error';
+      res.once('finish', () => {
+        requests.inc({ route, result });
+        duration.observe({ route, result }, (performance.now() - start) / 1000);
+      });
+      readJsonBody(req, limit, (body) => {
+        try {
+          if (!body.ok) {
+            opts.log.debug({ route, status: body.status, type: body.type }, 'bad admission request body');
+            result = 'invalid';
+            // Past the limit the rest of the body is not read: close the connection after the answer.
+            if (body.status === 413) res.setHeader('Connection', 'close');
+            sendError(res, body.status, body.type, body.message);
+            return;
+          }
+          result = answer(route, body.value, res);
+        } catch (err) {
+          opts.log.error({ err, route }, 'admission request failed');
+          result = 'error';
+          if (!res.headersSent) sendError(res, 500, 'InternalError', 'internal error');
+          else res.destroy();
+        }
+      });
+    };
+
+  return new Map([
+    ['/mutate', handle('mutate')],
+    ['/validate', handle('validate')],
+  ]);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { LabelSelector, NodeInfo } from '../cluster/model.js';
+import type { LabelSelector } from '../cluster/model.js';
 import type { NodeLoadRule } from '../rules/types.js';
+import { webhookNode } from './testing.js';
 import { ruleWarnings, selectorsMayOverlap, validatePinnedPod } from './validate.js';
 
 function rule(
@@ -18,22 +19,7 @@ function rule(
   };
 }
 
-function node(name: string, labels: Record<string, string> = {}): NodeInfo {
-  return {
-    name,
-    uid: name,
-    resourceVersion: '1',
-    labels,
-    taints: [],
-    unschedulable: false,
-    ready: true,
-    capacity: { cpuMilli: 4000, memoryBytes: 1, pods: 110 },
-    allocatable: { cpuMilli: 4000, memoryBytes: 1, pods: 110 },
-    allocatableResources: {},
-    images: [],
-    creationTimestamp: '',
-  };
-}
+const node = webhookNode;
 
 const NODES = new Map([
   ['n1', node('n1', { tier: 'gold' })],
