@@ -1,16 +1,3 @@
-// Where the gateway's memory goes: the gateway (src/main.ts, every component) on a private cluster with
-// N KWOK nodes; RSS and V8 heap figures idle, after R rounds of P bound pods and while holding H pending
-// pods, then a heap snapshot (optionally one idle too) summarised by constructor (self and retained
-// size, from the snapshot's dominator tree). Snapshots are written to the scratch dir
-// (NODELOAD_BENCH_KEEP=1 keeps it).
-//
-//   npx tsx test/bench/memory.bench.ts [--nodes 100] [--pods 1000] [--rounds 2] [--held-pods 2000] [--idle-snapshot] [--entry dist/main.js]
-//   npx tsx test/bench/memory.bench.ts --analyse <file.heapsnapshot>
-//
-// --entry runs another entry point, e.g. a build (`dist/main.js`, plain node), instead of src/main.ts
-// under tsx. Each round's pods are deleted after it (as in scheduler.bench.ts); the held pods are not
-// scheduled by anyone, so the last snapshot shows what outlives the rounds plus the cache's cost per pod.
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -25,11 +12,12 @@ import {
   ensureBenchNodes,
   ensureNamespace,
   fmt,
+  gatewayEntry,
   isMain,
   log,
   procStats,
-  REPO_ROOT,
   sleep,
+  spawnJs,
   spawnTs,
   stopChild,
   waitForUrl,
@@ -293,10 +281,10 @@ export async function runMemoryBench(cluster: BenchCluster, opts: MemoryBenchOpt
     '--log-level=info',
   ];
   const nodeArgs = ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${cluster.workDir}`];
-  const entry = opts.entry ?? path.join(REPO_ROOT, 'src', 'main.ts');
+  const entry = opts.entry ?? gatewayEntry();
   const child = entry.endsWith('.ts')
     ? spawnTs(entry, args, { logFile, nodeArgs })
-    : spawn(process.execPath, [...nodeArgs, entry, ...args], { cwd: REPO_ROOT, stdio: 'ignore' });
+    : spawnJs(entry, args, { logFile, nodeArgs });
   const base = `http://127.0.0.1:${httpPort}`;
   try {
     await waitForUrl(`${base}/readyz`, (s) => s === 200, {

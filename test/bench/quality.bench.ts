@@ -26,13 +26,13 @@ import {
   type BenchReport,
   ensureNamespace,
   fmt,
+  gatewayEntry,
   isMain,
   log,
   markdownTable,
-  REPO_ROOT,
   renderReport,
   sleep,
-  spawnTs,
+  spawnJs,
   stopChild,
   waitForUrl,
 } from './lib.js';
@@ -216,8 +216,8 @@ export async function runQualityBench(opts: QualityOptions): Promise<BenchReport
 
     const [httpPort] = (await freePorts(1)) as [number];
     const logFile = path.join(cluster.workDir, 'gateway-quality.log');
-    gateway = spawnTs(
-      path.join(REPO_ROOT, 'src', 'main.ts'),
+    gateway = spawnJs(
+      gatewayEntry(),
       [
         `--kubeconfig=${kubeconfig}`,
         `--http-port=${httpPort}`,

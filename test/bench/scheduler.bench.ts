@@ -7,7 +7,7 @@
 // Three schedulers watch the cluster for the whole run, each idle while another one's pods are created:
 // the stock kube-scheduler (started by the control plane, client QPS 50 / burst 100), a second
 // kube-scheduler with client QPS 500 / burst 1000 (nodeload's default bind budget), and the nodeload gateway
-// (`src/main.ts`, every component, as deployed). Each phase creates the same N pods from this process with
+// (`dist/main.js`, every component, as deployed). Each phase creates the same N pods from this process with
 // the same concurrency, with only the schedulerName changed, and times every pod from the start of its
 // create call to the watch event that shows it bound ("live"). A second set of phases stops the scheduler
 // process (SIGSTOP) while the pods are created and resumes it once they all exist ("backlog"): the drain
@@ -31,10 +31,11 @@ import {
   deploymentNodeOptions,
   ensureBenchNodes,
   ensureNamespace,
+  gatewayEntry,
   procStats,
-  REPO_ROOT,
   responseText,
   runWhenMain,
+  spawnJs,
   spawnTs,
   stopChild,
   waitForUrl,
@@ -77,7 +78,6 @@ export const SCHEDULER_PROFILES: Record<string, Partial<SchedulerBenchOptions>> 
 
 const NODELOAD_SCHEDULER = 'nodeload-scheduler';
 const KUBE_SCHEDULER_FAST = 'kube-scheduler-qps500';
-const MAIN_SCRIPT = path.join(REPO_ROOT, 'src', 'main.ts');
 const BARE_BINDER = 'bare-binder';
 const BARE_BINDER_SCRIPT = new URL('./bare-binder.ts', import.meta.url).pathname;
 
@@ -176,15 +176,15 @@ function readKubeSchedulerMetrics(cluster: BenchCluster, port: number): Promise<
   });
 }
 
-/** The gateway as deployed (`src/main.ts`, every component); `extraArgs` add flags (the extender's). */
+/** The gateway as deployed (`dist/main.js`, every component); `extraArgs` add flags (the extender's). */
 export async function startGateway(
   cluster: BenchCluster,
   extraArgs: string[] = [],
 ): Promise<SchedulerProcess & { httpPort: number }> {
   const [httpPort] = (await freePorts(1)) as [number];
   const logFile = path.join(cluster.workDir, 'gateway.log');
-  const child = spawnTs(
-    MAIN_SCRIPT,
+  const child = spawnJs(
+    gatewayEntry(),
     [
       `--kubeconfig=${cluster.state.kubeconfig}`,
       `--http-port=${httpPort}`,
