@@ -2,12 +2,15 @@
 //
 //   node --import tsx test/bench/webhook-target.ts raw       the anchor: node:https, read body, JSON.parse,
 //                                                             answer an allowed AdmissionReview
-//   node --import tsx test/bench/webhook-target.ts gateway   startGateway with only the webhook component
+//   node --import tsx test/bench/webhook-target.ts gateway   startGateway with only the webhook component,
+//                                                             from dist/ (BENCH_GATEWAY_DIST)
 //
 // Configuration comes from BENCH_* variables; once serving, prints one JSON line {"port":N} on stdout.
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 function env(name: string): string {
   const v = process.env[name];
@@ -63,15 +66,23 @@ async function raw(): Promise<{ port: number; stop: () => Promise<void> }> {
 }
 
 async function gateway(): Promise<{ port: number; stop: () => Promise<void> }> {
-  // Loaded here, not at the top: the raw anchor's memory must not include the gateway's modules.
+  // Loaded here, not at the top: the raw anchor's memory must not include the gateway's modules. From
+  // dist/ (BENCH_GATEWAY_DIST, compiled by the bench), as the image runs them, not transpiled by tsx.
+  const dist = (module: string) => import(pathToFileURL(path.join(env('BENCH_GATEWAY_DIST'), module)).href);
   const [{ default: pino }, { startGateway }, { parseConfig }, { createLogger }, { webhookComponent }] =
-    await Promise.all([
+    (await Promise.all([
       import('pino'),
-      import('../../src/app.js'),
-      import('../../src/config.js'),
-      import('../../src/server/log.js'),
-      import('../../src/webhook/component.js'),
-    ]);
+      dist('app.js'),
+      dist('config.js'),
+      dist('server/log.js'),
+      dist('webhook/component.js'),
+    ])) as [
+      typeof import('pino'),
+      typeof import('../../src/app.js'),
+      typeof import('../../src/config.js'),
+      typeof import('../../src/server/log.js'),
+      typeof import('../../src/webhook/component.js'),
+    ];
   const logLevel = process.env['BENCH_LOG_LEVEL'] ?? 'info';
   const config = parseConfig({
     kubeconfig: env('BENCH_KUBECONFIG'),
