@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { NodeInfo } from '../cluster/model.js';
 import { DAEMONSET_ANNOTATION } from '../rules/daemonset.js';
 import { toRule } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
@@ -7,6 +6,7 @@ import { type AdmitOptions, admitMutation, admitValidation, type WebhookState } 
 import { NOT_STEERED_ANNOTATION, OPT_OUT_LABEL } from './gate.js';
 import { RULES_ANNOTATION } from './mutate.js';
 import { type AdmissionRequest, parseReview } from './review.js';
+import { webhookNode } from './testing.js';
 import { BREAK_GLASS_LABEL } from './validate.js';
 
 const OPTS: AdmitOptions = {
@@ -22,22 +22,7 @@ function rule(namespace: string, name: string, allowedNodes: string[], podSelect
   });
 }
 
-function node(name: string): NodeInfo {
-  return {
-    name,
-    uid: name,
-    resourceVersion: '1',
-    labels: {},
-    taints: [],
-    unschedulable: false,
-    ready: true,
-    capacity: { cpuMilli: 1000, memoryBytes: 1, pods: 10 },
-    allocatable: { cpuMilli: 1000, memoryBytes: 1, pods: 10 },
-    allocatableResources: {},
-    images: [],
-    creationTimestamp: '',
-  };
-}
+const node = webhookNode;
 
 function state(
   rules: NodeLoadRule[],

@@ -8,7 +8,7 @@ import { rulesForPod, someNodeAllowed, toRule } from '../rules/rule.js';
 import { type NodeLoadRule, RULE_GROUP, RULE_KIND } from '../rules/types.js';
 import { type DaemonSetClaim, daemonSetAnnotationRefusal, daemonSetClaim } from './daemonset.js';
 import { optedOut, unsupportedReasons } from './gate.js';
-import { annotationPatch, type MutationOptions, mutatePod, STEERING_ANNOTATIONS } from './mutate.js';
+import { annotationPatch, type MutationOptions, mutatePod } from './mutate.js';
 import { type PatchMemo, steeringKey, withUid } from './patch-memo.js';
 import {
   type AdmissionRequest,
@@ -153,7 +153,6 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
       notSteered: reasons,
       claim,
       noNodeAllowed: nodes.size > 0 && !someNodeAllowed(rules, nodes),
-      annotationKeys: STEERING_ANNOTATIONS,
     });
     const answer = state.patchMemo.get(key, steer);
     changes = answer.value;

@@ -1,6 +1,6 @@
 import { applyPatch, deepClone, type Operation } from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
-import type { LabelSelector, NodeInfo } from '../cluster/model.js';
+import type { LabelSelector } from '../cluster/model.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import { NOT_STEERED_ANNOTATION } from './gate.js';
 import {
@@ -11,6 +11,7 @@ import {
   restrictionFor,
 } from './mutate.js';
 import type { PodObject } from './review.js';
+import { webhookNode } from './testing.js';
 
 const OPTS: MutationOptions = { schedulerName: 'nodeload-scheduler', overrideExplicitScheduler: false };
 const REQUIRED = 'requiredDuringSchedulingIgnoredDuringExecution';
@@ -35,22 +36,7 @@ function rule(
   };
 }
 
-function node(name: string, labels: Record<string, string> = {}): NodeInfo {
-  return {
-    name,
-    uid: name,
-    resourceVersion: '1',
-    labels,
-    taints: [],
-    unschedulable: false,
-    ready: true,
-    capacity: { cpuMilli: 4000, memoryBytes: 8 << 30, pods: 110 },
-    allocatable: { cpuMilli: 4000, memoryBytes: 8 << 30, pods: 110 },
-    allocatableResources: {},
-    images: [],
-    creationTimestamp: '',
-  };
-}
+const node = webhookNode;
 
 // biome-ignore lint/suspicious/noExplicitAny: test fixtures are raw JSON pods.
 function pod(spec: Record<string, any> = {}, metadata: Record<string, any> = {}): PodObject {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { toRule } from '../rules/rule.js';
 import { type AdmitOptions, admitMutation, type WebhookState } from './admit.js';
 import { NOT_STEERED_ANNOTATION } from './gate.js';
-import { RULES_ANNOTATION, STEERING_ANNOTATIONS } from './mutate.js';
+import { RULES_ANNOTATION } from './mutate.js';
 import { PatchMemo, type SteeringInputs, steeringKey, withUid } from './patch-memo.js';
 import { allow } from './review.js';
 import { podRequest, webhookNode } from './testing.js';
@@ -117,7 +117,6 @@ describe('steeringKey', () => {
     notSteered: [],
     claim: 'none',
     noNodeAllowed: false,
-    annotationKeys: STEERING_ANNOTATIONS,
   };
   it.each<[string, Partial<SteeringInputs>]>([
     ['namespace', { namespace: 'other' }],

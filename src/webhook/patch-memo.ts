@@ -8,6 +8,7 @@
  * reviews share an entry only when they would get the same answer. Entries keep the serialised review
  * split around its uid: a hit is two string joins. Rules changing empties the memo (clear()).
  */
+import { STEERING_ANNOTATIONS } from './mutate.js';
 import type { AdmissionReviewResponse, PodObject } from './review.js';
 
 const REQUIRED = 'requiredDuringSchedulingIgnoredDuringExecution';
@@ -21,8 +22,6 @@ export interface SteeringInputs {
   claim: string;
   /** Whether the rules covering the pod allow no current node (a warning). */
   noNodeAllowed: boolean;
-  /** Annotation keys whose current values the patch compares with. */
-  annotationKeys: readonly string[];
 }
 
 /** The memo key: the JSON of every input, in a fixed order. */
@@ -39,12 +38,13 @@ export function steeringKey(i: SteeringInputs): string {
     i.noNodeAllowed,
     // Which of affinity / nodeAffinity / required exist decides the patch's path; the terms, its value.
     affinity ? (affinity.nodeAffinity ? (affinity.nodeAffinity[REQUIRED] ?? 0) : 1) : 2,
-    annotations ? i.annotationKeys.map((k) => annotations[k] ?? null) : null,
+    // The patch compares the steering annotations' current values with the ones it wants.
+    annotations ? STEERING_ANNOTATIONS.map((k) => annotations[k] ?? null) : null,
   ]);
 }
 
 export interface SteeringAnswer<T> {
-  /** What the caller keeps besides the review (result, changes, rule names). */
+  /** What the caller keeps besides the review (admit.ts: the patch's changes, for the log). */
   value: T;
   /** The review as computed for the first pod; its uid is replaced per request. */
   review: AdmissionReviewResponse;

@@ -29,6 +29,7 @@ import { createLogger } from '../../src/server/log.js';
 import { webhookComponent } from '../../src/webhook/component.js';
 import { NOT_STEERED_ANNOTATION, OPT_OUT_LABEL, OPT_OUT_VALUE } from '../../src/webhook/gate.js';
 import { RULES_ANNOTATION } from '../../src/webhook/mutate.js';
+import { podReview } from '../../src/webhook/testing.js';
 import { BREAK_GLASS_LABEL } from '../../src/webhook/validate.js';
 import { createFakeNodes, deleteFakeNodes, describeApiError } from '../cluster/nodes.js';
 import { applyLocalWebhooks, deleteLocalWebhooks, type LocalWebhooks } from '../cluster/webhooks.js';
@@ -232,18 +233,7 @@ function servedSerial(port: number, ca: string): Promise<string> {
 
 /** POST /mutate on a fresh TLS connection (so each call handshakes with the current cert). */
 function directReview(port: number, ca: string, uid: string): Promise<{ status: number; body: string }> {
-  const body = JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      namespace: ruled.name,
-      operation: 'CREATE',
-      object: podManifest('direct'),
-    },
-  });
+  const body = JSON.stringify(podReview(uid, podManifest('direct'), { namespace: ruled.name }));
   return new Promise((resolve, reject) => {
     const req = https.request(
       {
