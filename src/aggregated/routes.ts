@@ -26,6 +26,7 @@ import {
   notFound,
   serviceUnavailable,
 } from './api.js';
+import { gzipCache, sendJsonBody } from './body.js';
 import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList } from './discovery.js';
 import {
   AGGREGATED_DISCOVERY_CONTENT_TYPE,
@@ -140,6 +141,7 @@ export function kubeRoutes(opts: KubeRoutesOptions): Router {
   const { store, log } = opts;
   const now = opts.now ?? Date.now;
   const router = express.Router();
+  const compress = gzipCache();
 
   router.use((req, _res, next) => (isAggregatedApiPath(req.path) ? next() : next('router')));
   router.use(opts.authenticate, opts.authorize);
@@ -205,7 +207,14 @@ export function kubeRoutes(opts: KubeRoutesOptions): Router {
       limit: nonNegativeInt(q, 'limit'),
       continue: q['continue'] || undefined,
     });
-    if (rendering.as === 'Object') return sendJsonText(res, listToJson(list));
+    const send = (pieces: readonly Buffer[]) =>
+      sendJsonBody(res, {
+        pieces,
+        acceptEncoding: req.get('accept-encoding'),
+        cacheKey: `${JSON.stringify(rendering)} ${include} ${req.originalUrl}`,
+        compress,
+      });
+    if (rendering.as === 'Object') return send(listToJson(list));
     if (rendering.as === 'PartialObjectMetadata') {
       return sendJson(res, {
         kind: 'PartialObjectMetadataList',
@@ -214,8 +223,7 @@ export function kubeRoutes(opts: KubeRoutesOptions): Router {
         items: list.items.map(partialObjectMetadata),
       });
     }
-    sendJsonText(
-      res,
+    return send(
       tableToJson(list.items, {
         version: rendering.version,
         includeObject: include,

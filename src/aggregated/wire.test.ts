@@ -17,6 +17,8 @@ const objects = [
   nodeLoadObject(nodeInfo('c', { created: 'not a time' }), loadOf(nodeInfo('c')), [], '43'),
 ];
 
+const text = (pieces: readonly Buffer[]) => Buffer.concat(pieces).toString('utf8');
+
 describe('the kept JSON is exactly what JSON.stringify gives', () => {
   it('for an object, the same string on every call', () => {
     const [a] = objects as [(typeof objects)[0]];
@@ -29,7 +31,7 @@ describe('the kept JSON is exactly what JSON.stringify gives', () => {
     ['a selector and a page', { labels: parseLabelSelector('zone!=east'), fields: [] }, { limit: 1 }],
   ])('for a list: %s', (_what, filter, page) => {
     const list = nodeLoadList(objects, filter, '99', page);
-    expect(listToJson(list).toString('utf8')).toBe(JSON.stringify(list));
+    expect(text(listToJson(list))).toBe(JSON.stringify(list));
   });
 
   it.each(
@@ -39,17 +41,16 @@ describe('the kept JSON is exactly what JSON.stringify gives', () => {
   )('for a Table with includeObject=%s, %s', (includeObject, version) => {
     for (const metadata of [undefined, { resourceVersion: '99', continue: 'x', remainingItemCount: 2 }]) {
       const opts = { version, includeObject, now: NOW, ...(metadata ? { metadata } : {}) };
-      expect(tableToJson(objects, opts).toString('utf8')).toBe(JSON.stringify(nodeLoadTable(objects, opts)));
+      expect(text(tableToJson(objects, opts))).toBe(JSON.stringify(nodeLoadTable(objects, opts)));
       // The kept parts serve a second answer unchanged.
-      expect(tableToJson(objects, opts).toString('utf8')).toBe(JSON.stringify(nodeLoadTable(objects, opts)));
+      expect(text(tableToJson(objects, opts))).toBe(JSON.stringify(nodeLoadTable(objects, opts)));
     }
   });
 
   it('moves the AGE cell with the clock while the rest of the row is kept', () => {
     const opts = { version: 'v1' as const, includeObject: 'None' as const };
-    const early = JSON.parse(tableToJson(objects, { ...opts, now: NOW }).toString()).rows[1].cells;
-    const later = JSON.parse(tableToJson(objects, { ...opts, now: NOW + 3_600_000 }).toString()).rows[1]
-      .cells;
+    const early = JSON.parse(text(tableToJson(objects, { ...opts, now: NOW }))).rows[1].cells;
+    const later = JSON.parse(text(tableToJson(objects, { ...opts, now: NOW + 3_600_000 }))).rows[1].cells;
     expect(later[5]).not.toBe(early[5]);
     expect(later).toEqual(nodeLoadTable(objects, { ...opts, now: NOW + 3_600_000 }).rows[1]?.cells);
   });

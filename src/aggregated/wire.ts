@@ -1,10 +1,11 @@
 /**
- * The bytes of a list answer, assembled from per-object pieces encoded once. A NodeLoad object is
- * never changed after the store hands it out (a change is a new object), so its JSON — and the parts of
- * its Table row that do not depend on the clock — can be kept with it, as UTF-8 bytes, and reused by
- * every list until it changes. At 5,000 nodes that turns each list from serialising and encoding 5,000
- * objects (~4 MB) into one copy of kept buffers. The output is exactly JSON.stringify of what
- * nodeLoadList / nodeLoadTable return (the unit tests compare them), so clients see no difference.
+ * The bytes of a list answer, as per-object pieces encoded once. A NodeLoad object is never changed
+ * after the store hands it out (a change is a new object), so its JSON — and the parts of its Table row
+ * that do not depend on the clock — can be kept with it, as UTF-8 bytes, and reused by every list until
+ * it changes. At 5,000 nodes that turns each list from serialising and encoding 5,000 objects (~6 MB)
+ * into a run of kept buffers, which body.ts sends (copied into chunks as the socket takes them, or
+ * compressed). Concatenated, the pieces are exactly JSON.stringify of what nodeLoadList / nodeLoadTable
+ * return (the unit tests compare them), so clients see no difference.
  */
 import type { NodeLoadList, NodeLoadObject } from './nodeloads.js';
 import {
@@ -39,19 +40,19 @@ function bytesOf(obj: NodeLoadObject): Buffer {
 
 const COMMA = Buffer.from(',');
 
-/** `head`, then each item's pieces with commas between items, then `tail`, copied into one buffer. */
-function joined(head: string, items: readonly (readonly Buffer[])[], tail: string): Buffer {
+/** `head`, then each item's pieces with commas between items, then `tail` (not copied). */
+function joined(head: string, items: readonly (readonly Buffer[])[], tail: string): Buffer[] {
   const pieces: Buffer[] = [Buffer.from(head)];
   for (const [i, item] of items.entries()) {
     if (i > 0) pieces.push(COMMA);
     for (const piece of item) pieces.push(piece);
   }
   pieces.push(Buffer.from(tail));
-  return Buffer.concat(pieces);
+  return pieces;
 }
 
-/** JSON.stringify(list) as UTF-8, from each item's kept bytes. */
-export function listToJson(list: NodeLoadList): Buffer {
+/** JSON.stringify(list) as UTF-8 pieces, from each item's kept bytes. */
+export function listToJson(list: NodeLoadList): Buffer[] {
   return joined(
     `{"apiVersion":${JSON.stringify(list.apiVersion)},"kind":${JSON.stringify(list.kind)},` +
       `"metadata":${JSON.stringify(list.metadata)},"items":[`,
@@ -110,8 +111,8 @@ function rowClose(obj: NodeLoadObject, parts: RowParts, include: IncludeObject, 
 
 const COLUMNS_JSON = JSON.stringify(NODELOAD_COLUMNS);
 
-/** JSON.stringify(nodeLoadTable(objects, opts)) as UTF-8, from each object's kept row parts. */
-export function tableToJson(objects: readonly NodeLoadObject[], opts: TableOptions): Buffer {
+/** JSON.stringify(nodeLoadTable(objects, opts)) as UTF-8 pieces, from each object's kept row parts. */
+export function tableToJson(objects: readonly NodeLoadObject[], opts: TableOptions): Buffer[] {
   // Nodes created together share their AGE: encode each distinct one once per answer.
   const ages = new Map<string, Buffer>();
   const rows = objects.map((obj) => {
