@@ -24,6 +24,7 @@ import { generateCa, issueServingCert, serviceDnsNames } from './server/certs.js
 import { loadClientCas } from './server/client-cert.js';
 import type { ComponentContext, GatewayComponent } from './server/component.js';
 import { mergeFastRoutes, withFastRoutes } from './server/fast-routes.js';
+import { IDLE_RECLAIM_DEFAULTS, startIdleMemoryReclaim } from './server/idle-memory.js';
 import { componentLogger, createLogger, type Logger } from './server/log.js';
 import { createMetricsRegistry } from './server/metrics.js';
 import { createTlsServer, type TlsServer } from './server/tls-server.js';
@@ -254,6 +255,7 @@ export async function startGateway(
     });
   }
 
+  let stopReclaim = () => {};
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {
@@ -268,6 +270,7 @@ export async function startGateway(
       // Only now release the lease: the scheduler has finished its binds, so a successor's cache
       // sees every placement we made before it schedules.
       certs?.stop();
+      stopReclaim();
       await leader.stop().catch((err) => gwLog.warn({ err }, 'leader release failed'));
       loads.stop();
       cache.stop();
@@ -311,6 +314,10 @@ export async function startGateway(
     await stop();
     throw signal.reason;
   }
+  stopReclaim = startIdleMemoryReclaim(
+    { ...IDLE_RECLAIM_DEFAULTS, idleAfterMs: config.idleMemoryReclaimSeconds * 1000 },
+    { log: gwLog, registry },
+  );
   gwLog.info({ httpPort, httpsPort, components: components.map((c) => c.name) }, 'gateway started');
   return { ...ctx, httpPort, httpsPort, components, stop };
 }

@@ -172,6 +172,13 @@ export const ConfigSchema = z
       .describe(
         'Fraction of the event loop HTTP-port requests may take while the HTTPS port (webhook, aggregated API) or the scheduler has work; 1 = no limit. Nothing is held back while they are idle',
       ),
+    idleMemoryReclaimSeconds: z.coerce
+      .number()
+      .min(0)
+      .default(60)
+      .describe(
+        'After a busy period (a burst of pods), once the event loop has been quiet this long, one memory-reducing GC returns the heap the burst grew to the OS (one pause, ~0.6 s at 1,000 nodes); needs node --expose-gc; 0 = off',
+      ),
     userPortMaxQueued: z.coerce
       .number()
       .int()

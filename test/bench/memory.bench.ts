@@ -9,6 +9,7 @@ import { loadKubeConfig } from '../cluster/nodes.js';
 import {
   acquireCluster,
   type BenchCluster,
+  deploymentNodeOptions,
   ensureBenchNodes,
   ensureNamespace,
   fmt,
@@ -220,6 +221,8 @@ export interface MemoryBenchOptions {
   idleSnapshot: boolean;
   /** Pending pods (schedulerName nobody serves) held in the cache for the last snapshot. */
   heldPods: number;
+  /** Quiet seconds after the rounds before a last reading (0: none); past the gateway's idle reclaim. */
+  quietSeconds: number;
 }
 
 async function processMetrics(
@@ -280,7 +283,12 @@ export async function runMemoryBench(cluster: BenchCluster, opts: MemoryBenchOpt
     `--scheduler-name=${SCHEDULER}`,
     '--log-level=info',
   ];
-  const nodeArgs = ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${cluster.workDir}`];
+  // The Deployment's V8 flags (heap caps, --expose-gc), as the scheduler bench runs it.
+  const nodeArgs = [
+    ...deploymentNodeOptions(),
+    '--heapsnapshot-signal=SIGUSR2',
+    `--diagnostic-dir=${cluster.workDir}`,
+  ];
   const entry = opts.entry ?? gatewayEntry();
   const child = entry.endsWith('.ts')
     ? spawnTs(entry, args, { logFile, nodeArgs })
@@ -328,6 +336,12 @@ export async function runMemoryBench(cluster: BenchCluster, opts: MemoryBenchOpt
     }
     await sleep(5000);
     await figures(`after ${opts.rounds} rounds of ${opts.pods} bound pods (deleted)`);
+    // The steady state: past --idle-memory-reclaim-seconds of quiet, the gateway has returned what the
+    // burst grew the heap to (src/server/idle-memory.ts).
+    if (opts.quietSeconds > 0) {
+      await sleep(opts.quietSeconds * 1000);
+      await figures(`after ${opts.quietSeconds} s more of quiet`);
+    }
     // Pods for no scheduler stay Pending: what the cache holds per pod, with nothing else going on.
     if (opts.heldPods > 0) {
       await createHeldPods(core, opts.heldPods);
@@ -353,6 +367,7 @@ async function main(): Promise<void> {
       entry: { type: 'string' },
       'idle-snapshot': { type: 'boolean' },
       'held-pods': { type: 'string' },
+      'quiet-seconds': { type: 'string' },
       analyse: { type: 'string' },
     },
   });
@@ -370,6 +385,8 @@ async function main(): Promise<void> {
         ...(values.entry ? { entry: path.resolve(values.entry) } : {}),
         idleSnapshot: values['idle-snapshot'] === true,
         heldPods: Number(values['held-pods'] ?? 2000),
+        // Past the default --idle-memory-reclaim-seconds (60).
+        quietSeconds: Number(values['quiet-seconds'] ?? 70),
       }),
     );
   } finally {
