@@ -25,32 +25,22 @@ import {
   acquireCluster,
   type BenchReport,
   ensureNamespace,
-  fmt,
   gatewayEntry,
   isMain,
   log,
-  markdownTable,
   renderReport,
   sleep,
   spawnJs,
   stopChild,
   waitForUrl,
 } from './lib.js';
-
-export interface QualityOptions {
-  nodes: number;
-  pods: number;
-  churnSeconds: number;
-  /** Usage of a placed pod = its requests × factor. */
-  factor: number;
-}
+import { type QualityOptions, qualityReport, THRESHOLD, type UsageSummary } from './quality-report.js';
 
 const POOLS = { kube: 'k', nodeload: 'n' } as const;
 type Engine = keyof typeof POOLS;
 const SCHEDULERS: Record<Engine, string> = { kube: 'default-scheduler', nodeload: 'nodeload-scheduler' };
 const NODE_CPU_MILLI = 8000;
 const NODE_MEMORY = 32 * 2 ** 30;
-const THRESHOLD = 80;
 const POOL_LABEL = 'nodeload.bench/quality-pool';
 
 /** Node i's own usage, unseen by requests: 3 in 10 busy (65 % CPU, 55 % memory), the rest idle. */
@@ -81,7 +71,7 @@ interface PoolState {
   /** Node → pods bound there, and its usage, at the previous sample. */
   lastPods: Map<string, Set<string>>;
   lastUsage: Map<string, Usage>;
-  series: Array<{ maxCpu: number; sdCpu: number; maxMem: number; sdMem: number; over: number }>;
+  series: UsageSummary[];
 }
 
 interface Usage {
@@ -117,7 +107,7 @@ const stddev = (xs: number[]) => {
   return Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / xs.length);
 };
 
-function summary(u: Usage[]) {
+function summary(u: Usage[], atSeconds = 0): UsageSummary {
   const cpu = u.map((x) => x.cpuPercent);
   const mem = u.map((x) => x.memoryPercent);
   return {
@@ -126,6 +116,7 @@ function summary(u: Usage[]) {
     maxMem: Math.max(...mem),
     sdMem: stddev(mem),
     over: u.filter((x) => x.cpuPercent > THRESHOLD || x.memoryPercent > THRESHOLD).length,
+    atSeconds,
   };
 }
 
@@ -180,6 +171,8 @@ export async function runQualityBench(opts: QualityOptions): Promise<BenchReport
     // Usage follows placement; a pod placed on a node that was over the threshold at the previous
     // sample is a rule violation. Samples carry the time they were taken, so the gateway's estimate
     // covers exactly the pods bound after it (as with metrics-server's scrape time).
+    // Seconds since the churn began, for the per-minute table (0 before it).
+    let churnStart = Number.NaN;
     const sample = async (record: boolean) => {
       for (const pool of Object.values(pools)) {
         const takenAt = new Date();
@@ -209,7 +202,8 @@ export async function runQualityBench(opts: QualityOptions): Promise<BenchReport
             takenAt,
           );
         }
-        if (record) pool.series.push(summary(usage));
+        if (record)
+          pool.series.push(summary(usage, Number.isNaN(churnStart) ? 0 : (Date.now() - churnStart) / 1000));
       }
     };
     await sample(false);
@@ -287,12 +281,12 @@ export async function runQualityBench(opts: QualityOptions): Promise<BenchReport
     await sample(true);
     const afterPlacement = Object.fromEntries(
       Object.values(pools).map((p) => [p.engine, p.series.at(-1)]),
-    ) as Record<Engine, ReturnType<typeof summary>>;
+    ) as Record<Engine, UsageSummary>;
     const pending = async (pool: PoolState) => (await listPods(pool)).filter((p) => !p.spec?.nodeName).length;
     const pendingAfter = { kube: await pending(pools.kube), nodeload: await pending(pools.nodeload) };
 
     // Churn: every 10 s, 10 % of each pool's pods replaced by new ones of the same mix.
-    const churnStart = Date.now();
+    churnStart = Date.now();
     for (const p of Object.values(pools)) p.series = [];
     while (Date.now() - churnStart < opts.churnSeconds * 1000) {
       for (const pool of Object.values(pools)) {
@@ -314,90 +308,17 @@ export async function runQualityBench(opts: QualityOptions): Promise<BenchReport
         await sleep(2500);
       }
     }
-    const mean = (pool: PoolState, k: 'maxCpu' | 'sdCpu' | 'over') =>
-      pool.series.reduce((a, s) => a + s[k], 0) / Math.max(1, pool.series.length);
-
-    const k = afterPlacement.kube;
-    const n = afterPlacement.nodeload;
-    const row = (label: string, s: ReturnType<typeof summary>, pend: number, viol: number | string) => [
-      label,
-      s.maxCpu.toFixed(1),
-      s.sdCpu.toFixed(1),
-      s.maxMem.toFixed(1),
-      s.sdMem.toFixed(1),
-      String(s.over),
-      String(pend),
-      String(viol),
-    ];
-    const table = [
-      markdownTable(
-        [
-          'after placement',
-          'max CPU %',
-          'σ CPU',
-          'max mem %',
-          'σ mem',
-          `nodes > ${THRESHOLD} %`,
-          'pending',
-          'rule violations',
-        ],
-        [
-          row('kube-scheduler (default profile)', k, pendingAfter.kube, 'n/a (no rules)'),
-          row(
-            'nodeload (rule maxCPU/maxMemory 80)',
-            n,
-            pendingAfter.nodeload,
-            pools.nodeload.violations.size,
-          ),
-          [
-            '**nodeload ÷ kube-scheduler**',
-            fmt.ratio(n.maxCpu / k.maxCpu),
-            fmt.ratio(n.sdCpu / k.sdCpu),
-            fmt.ratio(n.maxMem / k.maxMem),
-            fmt.ratio(n.sdMem / k.sdMem),
-            '',
-            '',
-            '',
-          ],
-        ],
+    return qualityReport({
+      opts,
+      waves: Math.ceil(opts.pods / wave),
+      afterPlacement,
+      pending: pendingAfter,
+      violations: pools.nodeload.violations.size,
+      churn: { kube: pools.kube.series, nodeload: pools.nodeload.series },
+      floorCpuPercent: Math.max(
+        ...pools.nodeload.nodes.map((_, i) => (100 * baseUsage(i).cpuMilli) / NODE_CPU_MILLI),
       ),
-      '',
-      markdownTable(
-        [
-          `churn, ${opts.churnSeconds} s (means over samples)`,
-          'max CPU %',
-          'σ CPU',
-          `nodes > ${THRESHOLD} %`,
-        ],
-        Object.values(pools).map((p) => [
-          p.engine === 'kube' ? 'kube-scheduler' : 'nodeload',
-          mean(p, 'maxCpu').toFixed(1),
-          mean(p, 'sdCpu').toFixed(1),
-          mean(p, 'over').toFixed(1),
-        ]),
-      ),
-    ].join('\n');
-    return {
-      title: 'Placement quality: what load-awareness buys',
-      setup:
-        `${opts.nodes} KWOK nodes per pool (8 CPU / 32 GiB); 3 in 10 busy with usage their requests do not show ` +
-        `(65 % CPU, 55 % memory), the rest at 10 % / 15 %, served through metrics.k8s.io behind the real aggregator; ` +
-        `${opts.pods} pods per pool (250m–1 CPU, 512Mi–3Gi) in ${Math.ceil(opts.pods / wave)} waves; usage = base + ` +
-        `requests × ${opts.factor} of the pods placed, refreshed every 2 s (nodeload polls metrics every 2 s).`,
-      table,
-      ratios: [
-        {
-          metric: 'max node CPU % by usage (lower is better)',
-          value: n.maxCpu / k.maxCpu,
-          anchor: 'kube-scheduler',
-        },
-        { metric: 'σ of node CPU % (lower is better)', value: n.sdCpu / k.sdCpu, anchor: 'kube-scheduler' },
-      ],
-      notes: [
-        'A rule violation is a nodeload pod placed on a node that was over the rule threshold by usage at the sample before.',
-        'Designs compared in the text (README): Trimaran’s LoadVariationRiskBalancing scores by mean + k·σ of usage; Koordinator’s LoadAware filters by usage thresholds and scores least-used with estimates for recent pods — nodeload’s model is the latter’s, per namespace through NodeLoadRules.',
-      ],
-    };
+    });
   } finally {
     if (gateway) await stopChild(gateway);
     await metrics?.stop().catch(() => undefined);

@@ -69,8 +69,12 @@ async function main(): Promise<void> {
     await cluster.release();
   }
   // Its own cluster: it registers metrics.k8s.io (cluster-wide) for the skewed usage.
-  await bench('placement quality bench', () =>
+  await bench('placement quality bench, 100 nodes', () =>
     runQualityBench({ nodes: 100, pods: 300, churnSeconds: 120, factor: 0.8 }),
+  );
+  // The larger pool and its 10 minutes of churn, on a fresh cluster of its own.
+  await bench('placement quality bench, 1,000 nodes', () =>
+    runQualityBench({ nodes: 1000, pods: 3000, churnSeconds: 600, factor: 0.8 }),
   );
   if (failures.length) process.exitCode = 1;
   const minutes = ((Date.now() - started) / 60_000).toFixed(1);
