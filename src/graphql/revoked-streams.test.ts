@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { ExecutionResult } from 'graphql';
 import { Repeater } from 'graphql-yoga';
 import pino from 'pino';
@@ -79,6 +81,35 @@ describe('untilRevoked', () => {
     });
     expect(await stream.next()).toEqual({ done: true, value: undefined });
     await until(() => returned && unwatched, 'the source returned and the watch ended');
+  });
+
+  it('holds no delivered result while the stream stays open', async () => {
+    // A collectable result is one nothing retains: with a reaction added to the pending stop per result,
+    // every result stayed reachable until the stream ended.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    let pushEvent: ((r: ExecutionResult) => unknown) | undefined;
+    const source = new Repeater<ExecutionResult>(async (push, stop) => {
+      pushEvent = push;
+      await stop;
+    });
+    const stream = untilRevoked(source, () => () => {});
+    const delivered: WeakRef<ExecutionResult>[] = [];
+    for (let n = 0; n < 20; n++) {
+      const next = stream.next();
+      await until(() => pushEvent !== undefined, 'the source started');
+      const result: ExecutionResult = { data: { n } };
+      delivered.push(new WeakRef(result));
+      pushEvent?.(result);
+      expect((await next).value).toBe(result);
+    }
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 0));
+      gc();
+    }
+    // The last one or two may still sit in the iterators' own state; the other results must be gone.
+    expect(delivered.filter((r) => r.deref() !== undefined).length).toBeLessThanOrEqual(2);
+    await stream.return?.();
   });
 
   it('unwatches when the subscriber leaves first', async () => {

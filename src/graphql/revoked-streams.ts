@@ -28,6 +28,11 @@ const DONE: unique symbol = Symbol('done');
 /**
  * `source` until `watch` reports the token revoked: then revokedResult, and the source is returned
  * (its subscription to the bus ends). Closing the result early unwatches too.
+ *
+ * Waiting for the next result or the stop hangs one reaction on `stop` for the stream's whole life, not
+ * one per result: `Promise.race([next, stop.then(…)])` in the loop added a reaction to the still-pending
+ * `stop` on every result, each holding that result until the stream ended (~680 B per result per SSE
+ * subscriber; 500 subscribers of a 5,000-decision burst ran the gateway out of heap, fan-out bench).
  */
 export function untilRevoked(
   source: AsyncIterable<ExecutionResult>,
@@ -35,13 +40,26 @@ export function untilRevoked(
 ): AsyncIterableIterator<ExecutionResult> {
   return new Repeater<ExecutionResult>(async (push, stop) => {
     const iterator = source[Symbol.asyncIterator]();
+    let stopped = false;
+    let wake: ((done: typeof DONE) => void) | undefined;
+    void stop.then(() => {
+      stopped = true;
+      wake?.(DONE);
+    });
+    const nextOrStop = () =>
+      new Promise<IteratorResult<ExecutionResult> | typeof DONE>((resolve, reject) => {
+        if (stopped) return resolve(DONE);
+        wake = resolve;
+        iterator.next().then(resolve, reject);
+      });
     const unwatch = watch((reason) => {
       void push(revokedResult(reason));
       stop();
     });
     try {
       for (;;) {
-        const next = await Promise.race([iterator.next(), stop.then((): typeof DONE => DONE)]);
+        const next = await nextOrStop();
+        wake = undefined;
         if (next === DONE || next.done) break;
         await push(next.value);
       }
