@@ -3,6 +3,8 @@
  * ClusterCache, LoadTracker, Operator and Scheduler to them; unit tests hand in plain fakes. Every
  * source is read-only: nothing reachable from a resolver can change the cluster.
  */
+import type http from 'node:http';
+import type { YogaServerInstance } from 'graphql-yoga';
 import type { NodeInfo, PodInfo } from '../cluster/model.js';
 import type { LoadChange } from '../load/tracker.js';
 import type { NodeLoad } from '../load/types.js';
@@ -50,3 +52,14 @@ export interface GraphQLContext {
   /** What lists left out, by permission name: namespaces (none for cluster-scoped data). */
   omitted: Map<string, Set<string>>;
 }
+
+/**
+ * What the server context carries in: the HTTP request, whose Access the user port's gate set, or (a
+ * WebSocket operation) the connection's Access.
+ */
+export interface GraphQLServerContext {
+  req?: http.IncomingMessage;
+  access?: Access | undefined;
+}
+
+export type GraphQLYoga = YogaServerInstance<GraphQLServerContext, GraphQLContext>;

@@ -6,7 +6,7 @@
  */
 import type http from 'node:http';
 import type { ExecutionResult } from 'graphql';
-import { createGraphQLError, type Plugin, Repeater } from 'graphql-yoga';
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { OnRevoked, StreamTokenRevalidator } from '../server/stream-revalidation.js';
 import { authenticatedByCertificate } from '../server/user-auth.js';
 
@@ -23,54 +23,90 @@ export function revokedResult(reason: string): ExecutionResult {
   };
 }
 
-const DONE: unique symbol = Symbol('done');
-
 /**
  * `source` until `watch` reports the token revoked: then revokedResult, and the source is returned
  * (its subscription to the bus ends). Closing the result early unwatches too.
  *
- * Waiting for the next result or the stop hangs one reaction on `stop` for the stream's whole life, not
- * one per result: `Promise.race([next, stop.then(…)])` in the loop added a reaction to the still-pending
- * `stop` on every result, each holding that result until the stream ended (~680 B per result per SSE
- * subscriber; 500 subscribers of a 5,000-decision burst ran the gateway out of heap, fan-out bench).
+ * A plain iterator over the source's, not a Repeater: in the fan-out bench's profile a Repeater per SSE
+ * subscriber cost as much again as the shared queue under it. Waiting for the next result holds one
+ * `wake` for the revocation, replaced on each call, so nothing keeps delivered results reachable (a
+ * `Promise.race` against a long-pending promise hung a reaction on it per result, each holding its
+ * result until the stream ended: 500 SSE subscribers of a 5,000-decision burst ran out of heap).
  */
 export function untilRevoked(
   source: AsyncIterable<ExecutionResult>,
   watch: (onRevoked: OnRevoked) => () => void,
 ): AsyncIterableIterator<ExecutionResult> {
-  return new Repeater<ExecutionResult>(async (push, stop) => {
-    const iterator = source[Symbol.asyncIterator]();
-    let stopped = false;
-    let wake: ((done: typeof DONE) => void) | undefined;
-    void stop.then(() => {
-      stopped = true;
-      wake?.(DONE);
-    });
-    const nextOrStop = () =>
-      new Promise<IteratorResult<ExecutionResult> | typeof DONE>((resolve, reject) => {
-        if (stopped) return resolve(DONE);
-        wake = resolve;
-        iterator.next().then(resolve, reject);
-      });
-    const unwatch = watch((reason) => {
-      void push(revokedResult(reason));
-      stop();
-    });
-    try {
-      for (;;) {
-        const next = await nextOrStop();
-        wake = undefined;
-        if (next === DONE || next.done) break;
-        await push(next.value);
-      }
-      stop();
-    } catch (err) {
-      stop(err);
-    } finally {
-      unwatch();
-      await iterator.return?.();
+  const iterator = source[Symbol.asyncIterator]();
+  const done: IteratorResult<ExecutionResult> = { value: undefined, done: true };
+  let ended = false; // the reader has had its last result
+  let sourceStopped = false;
+  let revoked: string | undefined;
+  let wake: ((r: IteratorResult<ExecutionResult>) => void) | undefined;
+  let unwatch = () => {};
+  const stopSource = () => {
+    if (sourceStopped) return;
+    sourceStopped = true;
+    unwatch();
+    void Promise.resolve(iterator.return?.()).catch(() => {});
+  };
+  unwatch = watch((reason) => {
+    if (ended || revoked !== undefined) return;
+    revoked = reason;
+    stopSource();
+    const waiting = wake;
+    wake = undefined;
+    if (waiting) {
+      ended = true;
+      waiting({ value: revokedResult(reason), done: false });
     }
   });
+  if (sourceStopped) unwatch(); // revoked within watch() itself
+  const stream: AsyncIterableIterator<ExecutionResult> = {
+    next() {
+      if (ended) return Promise.resolve(done);
+      if (revoked !== undefined) {
+        ended = true;
+        return Promise.resolve({ value: revokedResult(revoked), done: false });
+      }
+      return new Promise((resolve, reject) => {
+        wake = resolve;
+        iterator.next().then(
+          (r) => {
+            if (wake !== resolve) return; // revoked or returned meanwhile: that answered this call
+            wake = undefined;
+            if (r.done) {
+              ended = true;
+              stopSource();
+            }
+            resolve(r.done ? done : r);
+          },
+          (err: unknown) => {
+            if (wake !== resolve) return;
+            wake = undefined;
+            ended = true;
+            stopSource();
+            reject(err);
+          },
+        );
+      });
+    },
+    return() {
+      ended = true;
+      stopSource();
+      const waiting = wake;
+      wake = undefined;
+      waiting?.(done);
+      return Promise.resolve(done);
+    },
+    throw() {
+      return stream.return?.() ?? Promise.resolve(done);
+    },
+    [Symbol.asyncIterator]() {
+      return stream;
+    },
+  };
+  return stream;
 }
 
 function isAsyncIterable(v: unknown): v is AsyncIterable<ExecutionResult> {

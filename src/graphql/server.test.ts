@@ -8,7 +8,7 @@ import { rawNode, rawPod, rawRule } from '../../test/kit/objects.js';
 import { componentLogger, createLogger } from '../server/log.js';
 import { fakeUserPortAuth } from '../server/testing.js';
 import { EXAMPLE_OPERATIONS } from './examples.js';
-import { createGraphQLYoga, type WebSocketOptions } from './server.js';
+import { createGraphQLYoga } from './server.js';
 import {
   createTestYoga,
   FakeScheduling,
@@ -18,6 +18,7 @@ import {
   post,
   serveWebSocket,
 } from './testing.js';
+import type { WebSocketOptions } from './websocket.js';
 
 let cluster: FixtureCluster;
 

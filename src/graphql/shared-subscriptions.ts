@@ -10,15 +10,16 @@
  * operations share one (the hub key holds the context's `access.key`).
  *
  * Slow clients. The one execution is never held back by a subscriber: each subscriber has its own
- * buffer of `subscriberBuffer` results (default 10,000). A subscriber that falls further behind (plus
- * the 1,024 pending pushes a Repeater queues beyond its buffer) has its own stream failed with an
- * error instead of silently losing events: it knows to resubscribe and refetch. The others go on.
+ * queue of `subscriberBuffer` results (default 10,000; result-queue.ts). A subscriber that falls further
+ * behind has its own stream failed with an error instead of silently losing events: it knows to
+ * resubscribe and refetch. The others go on.
  * Events are dropped only before execution, when the shared execution itself falls behind the bus
  * (stream.ts: the oldest go first).
  */
 import type { ExecutionResult } from 'graphql';
 import { print } from 'graphql/language/printer.js';
-import { FixedBuffer, type Plugin, Repeater } from 'graphql-yoga';
+import type { Plugin } from 'graphql-yoga';
+import { ResultQueue } from './result-queue.js';
 
 const SERIALISED = Symbol('nodeload.serialised');
 
@@ -46,12 +47,11 @@ export function serialisedOf(value: unknown): string | undefined {
 const SUBSCRIBER_BUFFER = 10_000;
 
 interface Hub {
-  subscribe(): AsyncIterableIterator<ExecutionResult>;
+  subscribe(): ResultQueue;
 }
 
 function createHub(source: AsyncIterable<ExecutionResult>, bufferSize: number, onClosed: () => void): Hub {
-  type Listener = { push: (r: ExecutionResult) => unknown; stop: (err?: unknown) => unknown };
-  const listeners = new Set<Listener>();
+  const listeners = new Set<ResultQueue>();
   const iterator = source[Symbol.asyncIterator]();
   let running = false;
   let closed = false;
@@ -61,44 +61,72 @@ function createHub(source: AsyncIterable<ExecutionResult>, bufferSize: number, o
     onClosed();
     await iterator.return?.();
   };
+  const leave = (queue: ResultQueue) => {
+    listeners.delete(queue);
+    if (listeners.size === 0) void close();
+  };
   const pump = async () => {
     try {
       for (;;) {
         const next = await iterator.next();
         if (next.done) break;
         const shared = shareSerialisation(next.value);
-        for (const l of listeners) {
-          try {
-            void Promise.resolve(l.push(shared)).catch((err) => l.stop(err));
-          } catch (err) {
-            // Repeater throws synchronously once this subscriber's buffer and push queue are full:
-            // fail this subscriber alone, not the execution every other subscriber shares.
-            listeners.delete(l);
-            l.stop(err);
-          }
-        }
+        // A full queue has failed itself (its subscriber gets the error after what it had queued): it
+        // leaves, and the execution every other subscriber shares goes on.
+        for (const queue of listeners) if (!queue.push(shared)) leave(queue);
       }
-      for (const l of listeners) l.stop();
+      for (const queue of listeners) queue.end();
     } catch (err) {
-      for (const l of listeners) l.stop(err);
+      for (const queue of listeners) queue.fail(err);
     } finally {
       await close();
     }
   };
   return {
-    subscribe: () =>
-      new Repeater<ExecutionResult>(async (push, stop) => {
-        const listener: Listener = { push, stop };
-        listeners.add(listener);
-        if (!running) {
-          running = true;
-          void pump();
-        }
-        await stop;
-        listeners.delete(listener);
-        if (listeners.size === 0) await close();
-      }, new FixedBuffer(bufferSize)),
+    subscribe: () => {
+      const queue: ResultQueue = new ResultQueue(bufferSize, () => leave(queue));
+      if (closed) {
+        queue.end();
+        return queue;
+      }
+      listeners.add(queue);
+      if (!running) {
+        running = true;
+        void pump();
+      }
+      return queue;
+    },
   };
+}
+
+/**
+ * Subscribers' queues by who reads them, for a transport to attach its writer to (ResultQueue.attach):
+ * an SSE subscription's by its request (event-stream.ts), a graphql-ws one's by its socket and
+ * operation id (server.ts). Taken once; what is never taken goes with its owner.
+ */
+const directQueues = new WeakMap<object, Map<string, ResultQueue>>();
+
+interface DirectOwner {
+  socket?: object;
+  request?: object;
+  operationId?: string;
+}
+
+function offerDirect(context: unknown, queue: ResultQueue): void {
+  const { socket, request, operationId = '' } = (context ?? {}) as DirectOwner;
+  const owner = socket ?? request;
+  if (typeof owner !== 'object' || owner === null) return;
+  const byId = directQueues.get(owner) ?? new Map<string, ResultQueue>();
+  directQueues.set(owner, byId);
+  byId.set(operationId, queue);
+}
+
+/** The shared subscription's queue of the operation `id` of `owner` (a socket, or an SSE request), once. */
+export function takeDirectQueue(owner: object, id = ''): ResultQueue | undefined {
+  const byId = directQueues.get(owner);
+  const queue = byId?.get(id);
+  if (queue) byId?.delete(id);
+  return queue;
 }
 
 function isAsyncIterable(v: unknown): v is AsyncIterable<ExecutionResult> {
@@ -135,10 +163,16 @@ export function useSharedSubscriptions(opts: { subscriberBuffer?: number } = {})
           })();
           hubs.set(key, hub);
           const created = await hub;
-          return created ? created.subscribe() : direct;
+          if (!created) return direct;
+          const queue = created.subscribe();
+          offerDirect(args.contextValue, queue);
+          return queue;
         }
         const existing = await hub;
-        return existing ? existing.subscribe() : subscribeFn(args);
+        if (!existing) return subscribeFn(args);
+        const queue = existing.subscribe();
+        offerDirect(args.contextValue, queue);
+        return queue;
       }) as typeof subscribeFn);
     },
   };

@@ -37,16 +37,11 @@ import type { SchedulerStatus } from '../scheduler/scheduler.js';
 import { simulateRule } from '../scheduler/simulate.js';
 import { decide, defaultProfile, NOW as SCHEDULER_NOW, snapshotOf } from '../scheduler/testing.js';
 import { type Access, UNRESTRICTED_ACCESS } from '../server/access.js';
-import type { GraphQLSources } from './context.js';
+import type { GraphQLSources, GraphQLYoga } from './context.js';
 import type { SchedulingSource } from './scheduling-source.js';
-import {
-  attachWebSocket,
-  createGraphQLYoga,
-  type GraphQLServerOptions,
-  type GraphQLYoga,
-  type WebSocketOptions,
-} from './server.js';
+import { createGraphQLYoga, type GraphQLServerOptions } from './server.js';
 import { clusterSource, loadSource, ruleSource } from './sources.js';
+import { attachWebSocket, type WebSocketOptions } from './websocket.js';
 
 type Handlers = Required<InformerHandlers<KubeObject>>;
 

@@ -1,0 +1,123 @@
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createWriteCoalescer } from './write-coalescer.js';
+
+/** A loopback connection: the client side writes, the server side counts the reads that arrive. */
+async function connection() {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  const accepted = new Promise<net.Socket>((r) => server.once('connection', r));
+  const client = net.connect(port, '127.0.0.1');
+  await new Promise<void>((r) => client.once('connect', () => r()));
+  const peer = await accepted;
+  const reads: string[] = [];
+  peer.setEncoding('utf8');
+  peer.on('data', (d: string) => reads.push(d));
+  return {
+    client,
+    reads,
+    close: async () => {
+      client.destroy();
+      peer.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of closers.splice(0)) await c();
+});
+
+const waitFor = async (check: () => boolean) => {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(check()).toBe(true);
+};
+
+describe('WriteCoalescer', () => {
+  it('sends the writes of one window as one, in order, once the window ends', async () => {
+    const c = await connection();
+    closers.push(c.close);
+    const coalescer = createWriteCoalescer(30);
+    for (const n of [1, 2, 3]) {
+      coalescer.hold(c.client);
+      c.client.write(`m${n};`);
+      await new Promise((r) => setImmediate(r)); // separate ticks, as decisions are
+    }
+    expect(coalescer.held).toBe(1);
+    expect(c.client.writableCorked).toBe(1);
+    await waitFor(() => c.reads.join('') === 'm1;m2;m3;');
+    expect(c.reads).toEqual(['m1;m2;m3;']);
+    expect(coalescer.held).toBe(0);
+    expect(c.client.writableCorked).toBe(0);
+  });
+
+  it('flush() sends at once; a window of 0 never holds', async () => {
+    const c = await connection();
+    closers.push(c.close);
+    const coalescer = createWriteCoalescer(60_000);
+    coalescer.hold(c.client);
+    c.client.write('a');
+    coalescer.flush();
+    await waitFor(() => c.reads.join('') === 'a');
+    const off = createWriteCoalescer(0);
+    off.hold(c.client);
+    expect(off.held).toBe(0);
+    expect(c.client.writableCorked).toBe(0);
+  });
+
+  it('widens the window while flushing costs more than its share, within its bounds', async () => {
+    const c = await connection();
+    closers.push(c.close);
+    const costly = createWriteCoalescer({ minWindowMs: 5, maxWindowMs: 40, flushShare: 1e-9 });
+    const cheap = createWriteCoalescer({ minWindowMs: 5, maxWindowMs: 40, flushShare: 1e9 });
+    for (const co of [costly, cheap]) {
+      co.hold(c.client);
+      c.client.write('x');
+    }
+    await waitFor(() => c.reads.join('') === 'xx');
+    await waitFor(() => costly.windowMs === 40);
+    expect(cheap.windowMs).toBe(5);
+  });
+
+  it('flushes many connections over several turns, each once', async () => {
+    const server = net.createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    let received = '';
+    server.on('connection', (s) => s.on('data', (d) => (received += String(d))));
+    const clients = await Promise.all(
+      Array.from(
+        { length: 150 },
+        () =>
+          new Promise<net.Socket>((r) => {
+            const s = net.connect(port, '127.0.0.1', () => r(s));
+          }),
+      ),
+    );
+    closers.push(async () => {
+      for (const s of clients) s.destroy();
+      server.close();
+    });
+    const coalescer = createWriteCoalescer(5);
+    for (const s of clients) {
+      coalescer.hold(s);
+      s.write('.');
+    }
+    expect(coalescer.held).toBe(150);
+    await waitFor(() => received.length === 150);
+    expect(clients.every((s) => s.writableCorked === 0)).toBe(true);
+  });
+
+  it('leaves a socket that ended meanwhile alone', async () => {
+    const c = await connection();
+    closers.push(c.close);
+    const coalescer = createWriteCoalescer(10);
+    coalescer.hold(c.client);
+    c.client.end('last');
+    await waitFor(() => c.reads.join('') === 'last');
+    coalescer.flush();
+    expect(c.client.writableCorked).toBe(0);
+  });
+});
