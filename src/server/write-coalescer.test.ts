@@ -81,7 +81,7 @@ describe('WriteCoalescer', () => {
     expect(cheap.windowMs).toBe(5);
   });
 
-  it('flushes many connections over several turns, each once', async () => {
+  it('flushes many connections at once, each once', async () => {
     const server = net.createServer();
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as net.AddressInfo).port;
