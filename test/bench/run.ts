@@ -10,6 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { runAggregatedBench } from './aggregated.bench.js';
 import { runExtenderBench } from './extender.bench.js';
+import { runFanoutBench } from './fanout.bench.js';
 import {
   acquireCluster,
   type BenchReport,
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
       runSchedulerBench(cluster, SCHEDULER_PROFILES[SCHEDULER_1K]),
     );
     await bench('views bench, 1,000 nodes', () => runViewsBench(cluster));
+    await bench('subscription fan-out bench, 1,000 nodes', () => runFanoutBench(cluster));
     await bench('aggregated API bench, 5,000 nodes', () => runAggregatedBench(cluster));
     await bench(`scheduler bench, 5,000 nodes (profile ${SCHEDULER_5K})`, () =>
       runSchedulerBench(cluster, SCHEDULER_PROFILES[SCHEDULER_5K]),
