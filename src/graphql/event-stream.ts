@@ -7,7 +7,7 @@
  * the subscribers. Yoga's writer enqueues two encoded chunks per result into a web stream that the adapter
  * reads back with a promise per chunk; in the fan-out bench's profile that machinery (ReadableStream,
  * promise helpers, TextEncoder) was a seventh of the gateway's busy time. Here a shared result's frame
- * is built once, as bytes (`sharedFrame`), and the same Buffer is pushed to every subscriber's stream.
+ * is built once, as bytes (`frameOf`), and the same Buffer is pushed to every subscriber's stream.
  *
  * A stream that fails (its subscriber fell too far behind, say) ends with one last `next` carrying the
  * error (its own message for a GraphQLError, which the schema's code wrote; a generic one otherwise)
@@ -28,7 +28,7 @@ const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 type Framed = ExecutionResult & { [FRAME]?: Buffer };
 
-export const EVENT_STREAM_HEADERS = {
+const EVENT_STREAM_HEADERS = {
   'Content-Type': 'text/event-stream',
   Connection: 'keep-alive',
   'Cache-Control': 'no-cache',

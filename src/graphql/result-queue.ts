@@ -1,6 +1,6 @@
 /**
  * One subscriber's queue of a shared subscription's results (shared-subscriptions.ts): the hub pushes,
- * the transport (yoga's SSE writer, graphql-ws) pulls with next(). A plain array and at most one waiting
+ * the transport (event-stream.ts, graphql-ws) pulls with next() or attaches a sink. A plain array and at most one waiting
  * reader, where a Repeater per subscriber cost ~16 µs per result and subscriber in the fan-out bench's
  * profile (its push chains promises and builds a thenable per call): with 1,000 subscribers that alone
  * was a sixth of a core at 90 decisions per second.
@@ -35,13 +35,13 @@ export class ResultQueue implements AsyncIterableIterator<ExecutionResult> {
     private readonly onReturn: () => void,
   ) {}
 
-  get size(): number {
+  private get size(): number {
     return this.items.length - this.head;
   }
 
   /**
    * From now on, error-free results go straight to `sink`, synchronously, not through next(): the
-   * transport writes them itself (event-stream.ts, server.ts), skipping the per-result async hops of
+   * transport writes them itself (event-stream.ts, websocket.ts), skipping the per-result async hops of
    * the iterator chain between this queue and it, which cost more than the write at 1,000 subscribers.
    * Skipping is safe because what sits in that chain leaves error-free results untouched (yoga's
    * masking maps errors only; untilRevoked only ends streams); the first result with errors, and all

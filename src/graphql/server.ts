@@ -80,12 +80,6 @@ export interface GraphQLServerOptions {
   streamWatch?: StreamWatch;
   /** Reuse query answers while the data version holds (response-cache.ts); absent: every query executes. */
   responseCache?: ResponseCacheOptions;
-  /**
-   * The shortest time a subscriber's messages may wait to leave together, SSE and graphql-ws alike
-   * (default 20 ms; it widens up to 100 ms as flushing gets expensive, write-coalescer.ts); 0 writes each
-   * message at once.
-   */
-  streamWriteWindowMs?: number;
 }
 
 export interface GraphQLServer {
@@ -231,7 +225,7 @@ export function createGraphQLServer(opts: GraphQLServerOptions): GraphQLServer {
   const yoga = createGraphQLYoga(opts);
   const router = Router();
   // One window for every subscriber's writes, SSE and graphql-ws alike.
-  const coalescer = createWriteCoalescer(opts.streamWriteWindowMs);
+  const coalescer = createWriteCoalescer();
   // Yoga reads req.originalUrl, so mounting under the endpoint path keeps its URL matching intact.
   // requestListener writes the response and handles its own errors (masked, logged).
   router.use(yoga.graphqlEndpoint, (req, res) => {

@@ -92,22 +92,17 @@ const WS_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
  * result's cached JSON. graphql-ws still iterates the stream for the rest (results with errors, the
  * end, `complete`), so its bookkeeping of the operation is unchanged.
  */
-function attachDirectWebSocketWriter(
-  context: unknown,
-  result: unknown,
-  writers: WeakMap<WebSocket, (message: string) => void>,
-): void {
+function attachDirectWebSocketWriter(context: unknown, result: unknown): void {
   const { socket, operationId } = (context ?? {}) as { socket?: WebSocket; operationId?: string };
   if (!socket || operationId === undefined || typeof result !== 'object' || result === null) return;
   if (!(Symbol.asyncIterator in result)) return;
-  const write = writers.get(socket);
   const queue = takeDirectQueue(socket, operationId);
-  if (!write || !queue) return;
+  if (!queue) return;
   const prefix = `{"id":${JSON.stringify(operationId)},"type":"next","payload":`;
   queue.attach((r) => {
     if (socket.readyState !== socket.OPEN) return true; // closing: graphql-ws ends the operation
     if (socket.bufferedAmount > WS_MAX_BUFFERED_BYTES) return false;
-    write(`${prefix}${serialisedOf(r) ?? JSON.stringify(r)}}`);
+    socket.send(`${prefix}${serialisedOf(r) ?? JSON.stringify(r)}}`); // through the coalescing send below
     return true;
   });
 }
@@ -191,14 +186,9 @@ export function attachWebSocket(
   // Registered before graphql-ws's own connection handler: shared payloads go out as their cached JSON,
   // and a burst of messages to one socket leaves as one write (write-coalescer.ts).
   const coalescer = opts.writeCoalescer;
-  const writers = new WeakMap<WebSocket, (message: string) => void>();
   wss.on('connection', (ws, req: http.IncomingMessage) => {
     const send = ws.send.bind(ws) as (...a: unknown[]) => void;
     const socket = req.socket;
-    writers.set(ws, (message) => {
-      coalescer?.hold(socket);
-      send(message);
-    });
     ws.send = ((data: unknown, ...rest: unknown[]) => {
       const message = expandSharedPayloads(data);
       if (!coalescer) return send(message, ...rest);
@@ -222,7 +212,7 @@ export function attachWebSocket(
         gatedExecute(opts.gate, () => (args.rootValue as EnvelopedRoot).execute(args)) as never,
       subscribe: async (args) => {
         const result = await (args.rootValue as EnvelopedRoot).subscribe(args);
-        attachDirectWebSocketWriter(args.contextValue, result, writers);
+        attachDirectWebSocketWriter(args.contextValue, result);
         return result as never;
       },
       onConnect: async (ctx) => {

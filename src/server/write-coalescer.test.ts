@@ -39,7 +39,7 @@ describe('WriteCoalescer', () => {
   it('sends the writes of one window as one, in order, once the window ends', async () => {
     const c = await connection();
     closers.push(c.close);
-    const coalescer = createWriteCoalescer(30);
+    const coalescer = createWriteCoalescer({ minWindowMs: 30 });
     for (const n of [1, 2, 3]) {
       coalescer.hold(c.client);
       c.client.write(`m${n};`);
@@ -56,12 +56,12 @@ describe('WriteCoalescer', () => {
   it('flush() sends at once; a window of 0 never holds', async () => {
     const c = await connection();
     closers.push(c.close);
-    const coalescer = createWriteCoalescer(60_000);
+    const coalescer = createWriteCoalescer({ minWindowMs: 60_000 });
     coalescer.hold(c.client);
     c.client.write('a');
     coalescer.flush();
     await waitFor(() => c.reads.join('') === 'a');
-    const off = createWriteCoalescer(0);
+    const off = createWriteCoalescer({ minWindowMs: 0 });
     off.hold(c.client);
     expect(off.held).toBe(0);
     expect(c.client.writableCorked).toBe(0);
@@ -100,7 +100,7 @@ describe('WriteCoalescer', () => {
       for (const s of clients) s.destroy();
       server.close();
     });
-    const coalescer = createWriteCoalescer(5);
+    const coalescer = createWriteCoalescer({ minWindowMs: 5 });
     for (const s of clients) {
       coalescer.hold(s);
       s.write('.');
@@ -113,7 +113,7 @@ describe('WriteCoalescer', () => {
   it('leaves a socket that ended meanwhile alone', async () => {
     const c = await connection();
     closers.push(c.close);
-    const coalescer = createWriteCoalescer(10);
+    const coalescer = createWriteCoalescer({ minWindowMs: 10 });
     coalescer.hold(c.client);
     c.client.end('last');
     await waitFor(() => c.reads.join('') === 'last');

@@ -42,11 +42,10 @@ export interface WriteCoalescer {
  * window would spend most of the time flushing; the window widens until flushing takes `flushShare` of
  * the time, up to `maxWindowMs`, and narrows again as connections leave.
  */
-export function createWriteCoalescer(opts: CoalescerOptions | number = {}): WriteCoalescer {
-  const o = typeof opts === 'number' ? { minWindowMs: opts } : opts;
-  const minWindow = o.minWindowMs ?? DEFAULT_COALESCE_WINDOW_MS;
-  const maxWindow = Math.max(minWindow, o.maxWindowMs ?? MAX_WINDOW_MS);
-  const share = o.flushShare ?? FLUSH_SHARE;
+export function createWriteCoalescer(opts: CoalescerOptions = {}): WriteCoalescer {
+  const minWindow = opts.minWindowMs ?? DEFAULT_COALESCE_WINDOW_MS;
+  const maxWindow = Math.max(minWindow, opts.maxWindowMs ?? MAX_WINDOW_MS);
+  const share = opts.flushShare ?? FLUSH_SHARE;
   let held = new Set<Socket>();
   let timer: NodeJS.Timeout | undefined;
   let windowMs = minWindow;
