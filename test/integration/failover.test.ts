@@ -135,15 +135,19 @@ describe('leader killed mid-burst', () => {
 
     const core = coreApi();
     const eventsApi = kubeConfig().makeApiClient(EventsV1Api);
-    const creating = (async () => {
-      for (let i = 0; i < TOTAL; i += 10) {
+    const create = async (from: number, to: number) => {
+      for (let i = from; i < to; i += 10) {
         await Promise.all(
-          Array.from({ length: Math.min(10, TOTAL - i) }, (_, j) =>
+          Array.from({ length: Math.min(10, to - i) }, (_, j) =>
             core.createNamespacedPod({ namespace: ns.name, body: pod(i + j) }),
           ),
         );
       }
-    })();
+    };
+    // The last fifth is created after the kill: on a fast machine the leader could otherwise bind the
+    // whole burst before the kill lands, and the follower would have nothing to take over.
+    const BEFORE_KILL = TOTAL - 30;
+    const creating = create(0, BEFORE_KILL);
     const bound = async () =>
       (await core.listNamespacedPod({ namespace: ns.name, labelSelector: 'app=kill' })).items.filter(
         (p) => p.spec?.nodeName,
@@ -166,6 +170,7 @@ describe('leader killed mid-burst', () => {
     leaderProcess.kill('SIGKILL');
     await once(leaderProcess, 'exit');
     await creating;
+    await create(BEFORE_KILL, TOTAL);
 
     await waitFor('the follower to take over after the lease expires', () => follower?.leader.isLeader(), {
       timeoutMs: 30_000,
