@@ -144,22 +144,49 @@ export async function buildControlPlane(log: (line: string) => void = defaultLog
 // ---------------------------------------------------------------------------------------------------------
 // ports, processes, probes
 
-/** Free 127.0.0.1 TCP ports: all listened on at once (so they are distinct), read, then closed. */
+/**
+ * Free 127.0.0.1 TCP ports, all listened on at once (so they are distinct), read, then closed — drawn from
+ * below the kernel's ephemeral range. A port from that range (what `listen(0)` gives) can be taken by any
+ * outbound connection between the moment it is picked and the moment its server binds it (etcd, the API
+ * server, a gateway started after the control plane): the suite saw `EADDRINUSE` that way. Ports below
+ * the range are only ever taken by an explicit bind.
+ */
 export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<net.Server>((resolve, reject) => {
-          const s = net.createServer();
-          s.once('error', reject);
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
+  const [low, high] = reservablePortRange();
+  const servers: net.Server[] = [];
+  try {
+    for (let attempts = 0; servers.length < count; attempts++) {
+      if (attempts > 1000) throw new Error(`no free port in ${low}-${high} after ${attempts} attempts`);
+      const port = low + Math.floor(Math.random() * (high - low + 1));
+      const server = await listenOn(port).catch(() => undefined);
+      if (server) servers.push(server);
+    }
+    return servers.map((s) => (s.address() as net.AddressInfo).port);
+  } finally {
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  }
+}
+
+/** [low, high] for freePorts: 10000 up to just below the ephemeral range (Linux's default starts at 32768). */
+function reservablePortRange(): [number, number] {
+  let ephemeralLow = 32768;
+  try {
+    const first = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+    );
+    if (Number.isInteger(first) && first > 11000) ephemeralLow = first;
+  } catch {
+    // not Linux: keep the default
+  }
+  return [10000, ephemeralLow - 1];
+}
+
+function listenOn(port: number): Promise<net.Server> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(port, '127.0.0.1', () => resolve(s));
+  });
 }
 
 function defaultLog(line: string): void {
