@@ -4,12 +4,14 @@
  * Node then writes the header block and the body as two buffers — a gathered write through TLS. Given a
  * string, Node joins the header block and the body into one write. Over HTTPS with keep-alive, a 3 KB
  * review answer cost 0.37 ms of server CPU through res.send and 0.29 ms this way (raw node:https 0.27 ms).
+ * A body already encoded (the webhook's memoised answers, ~11 KB) is written as it is: encoding it again
+ * costs more than the second buffer of the write.
  */
 import type { ServerResponse } from 'node:http';
 
-export function sendJson(res: ServerResponse, body: string, status = 200): void {
+export function sendJson(res: ServerResponse, body: string | Buffer, status = 200): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.setHeader('Content-Length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
   res.end(body);
 }

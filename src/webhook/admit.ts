@@ -57,8 +57,8 @@ export interface NotSteered {
 
 export interface Admission {
   review: AdmissionReviewResponse;
-  /** The review already serialised (patch-memo.ts), when the memo answered. */
-  text?: string;
+  /** The review already serialised as UTF-8 (patch-memo.ts), when the memo answered. */
+  text?: Buffer;
   result: AdmissionResult;
   /** Set when the decision is worth a log line (a patch or a denial at info, a break-glass at warn). */
   event?: { msg: string; fields: Record<string, unknown>; level?: 'debug' | 'info' | 'warn' };
@@ -145,7 +145,7 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
   };
   let review: AdmissionReviewResponse;
   let changes: string[];
-  let text: string | undefined;
+  let text: Buffer | undefined;
   if (state.patchMemo) {
     const key = steeringKey({
       namespace,

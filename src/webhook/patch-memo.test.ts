@@ -97,7 +97,7 @@ describe('admitMutation with the patch memo', () => {
     const memoed = admitMutation(podRequest('uid-9', PODS[name]), state(memo), OPTS);
     expect(memo.hits).toBeGreaterThan(0);
     expect(memoed.review).toEqual(fresh.review);
-    expect(JSON.parse(memoed.text ?? '')).toEqual(fresh.review);
+    expect(JSON.parse(memoed.text?.toString() ?? '')).toEqual(fresh.review);
     expect({ ...memoed, text: undefined }).toEqual({ ...fresh, text: undefined });
   });
 
@@ -158,12 +158,12 @@ describe('PatchMemo', () => {
     expect(memo.size).toBe(2);
   });
 
-  it('serves another uid, escaped as JSON', () => {
+  it.each(['a"b', 'ü-é-✓'])('serves another uid (%s), escaped as JSON and encoded as UTF-8', (uid) => {
     const memo = new PatchMemo<number>();
-    const answer = memo.get('k', () => ({ value: 0, review: allow('first', ['w "quoted"']) }));
-    const { review, text } = withUid(answer, 'a"b');
-    expect(review.response.uid).toBe('a"b');
-    expect(JSON.parse(text)).toEqual(allow('a"b', ['w "quoted"']));
+    const answer = memo.get('k', () => ({ value: 0, review: allow('first', ['w "quoted" ✓']) }));
+    const { review, text } = withUid(answer, uid);
+    expect(review.response.uid).toBe(uid);
+    expect(JSON.parse(text.toString('utf8'))).toEqual(allow(uid, ['w "quoted" ✓']));
     expect(answer.review.response.uid).toBe('first');
   });
 });

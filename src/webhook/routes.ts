@@ -88,7 +88,7 @@ export function webhookRoutes(opts: WebhookRoutesOptions): FastRoutes {
     }
     const uid = parsed.request.uid;
     let result: RequestResult;
-    let text: string;
+    let text: string | Buffer;
     try {
       const admission = ADMIT[route](parsed.request, opts.state, opts);
       if (admission.breakGlass) breakGlass.inc();
