@@ -123,6 +123,7 @@ export function graphqlComponent(ctx: GraphQLContext, deps: GraphQLComponentDeps
     introspection: !config.production,
     responseCache: { version, ...(ctx.registry ? { registry: ctx.registry } : {}) },
     streamWatch,
+    ...(ctx.registry ? { registry: ctx.registry } : {}),
   });
   const attach = (httpServer: http.Server) => {
     server.attachWebSocket(httpServer, {

@@ -53,6 +53,23 @@ describe('WriteCoalescer', () => {
     expect(c.client.writableCorked).toBe(0);
   });
 
+  it('reports each flush that wrote something: connections and seconds (onFlush, for the metrics)', async () => {
+    const [a, b] = [await connection(), await connection()];
+    closers.push(a.close, b.close);
+    const flushes: [number, number][] = [];
+    const coalescer = createWriteCoalescer({ minWindowMs: 60_000, onFlush: (n, s) => flushes.push([n, s]) });
+    coalescer.flush();
+    expect(flushes).toEqual([]);
+    for (const c of [a, b, a]) {
+      coalescer.hold(c.client);
+      c.client.write('x');
+    }
+    coalescer.flush();
+    expect(flushes.map(([n]) => n)).toEqual([2]);
+    expect(flushes[0]?.[1]).toBeGreaterThanOrEqual(0);
+    await waitFor(() => a.reads.join('') === 'xx' && b.reads.join('') === 'x');
+  });
+
   it('flush() sends at once; a window of 0 never holds', async () => {
     const c = await connection();
     closers.push(c.close);

@@ -19,6 +19,8 @@ export interface CoalescerOptions {
   maxWindowMs?: number;
   /** The share of the time flushing may take (default 0.25): the window is the last flush's cost ÷ it. */
   flushShare?: number;
+  /** Told after every flush (metrics): how many connections it uncorked, in how many seconds. */
+  onFlush?: (connections: number, seconds: number) => void;
 }
 
 export const DEFAULT_COALESCE_WINDOW_MS = 20;
@@ -68,9 +70,11 @@ export function createWriteCoalescer(opts: CoalescerOptions = {}): WriteCoalesce
    */
   const flushAll = () => {
     const started = performance.now();
-    for (const socket of take()) uncork(socket);
+    const sockets = take();
+    for (const socket of sockets) uncork(socket);
     const cost = performance.now() - started;
     windowMs = Math.min(maxWindow, Math.max(minWindow, cost / share));
+    if (sockets.length > 0) opts.onFlush?.(sockets.length, cost / 1000);
   };
   return {
     hold(socket) {
