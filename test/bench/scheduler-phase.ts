@@ -234,15 +234,23 @@ function watchBindings(
 ): { stop: () => void; ready: Promise<void> } {
   let controller: AbortController | undefined;
   let stopped = false;
+  // A watch ends after 30 s without data (client-node's inactivity timeout) or when the API server closes
+  // it; it resumes from the last resourceVersion seen, as an informer does, instead of listing every
+  // pod of the phase again while bindings go on.
+  let resourceVersion: string | undefined;
   const start = async (): Promise<void> => {
     controller = await new Watch(kc).watch(
       `/api/v1/namespaces/${SCHED_NAMESPACE}/pods`,
-      {},
-      (_type, obj: V1Pod) => {
+      { allowWatchBookmarks: true, ...(resourceVersion ? { resourceVersion } : {}) },
+      (type, obj: V1Pod) => {
+        resourceVersion = obj.metadata?.resourceVersion ?? resourceVersion;
+        if (type === 'BOOKMARK') return;
         const name = obj.metadata?.name;
         if (name && obj.spec?.nodeName && !boundAt.has(name)) boundAt.set(name, performance.now());
       },
-      () => {
+      (err) => {
+        // 410 Gone: that version is compacted away; start over with a list.
+        if ((err as { statusCode?: number } | null)?.statusCode === 410) resourceVersion = undefined;
         if (!stopped) setTimeout(() => void start().catch(() => {}), 100);
       },
     );
