@@ -1,14 +1,16 @@
 import { Writable } from 'node:stream';
 import { getIntrospectionQuery } from 'graphql';
 import { type Client, createClient } from 'graphql-ws';
+import { Registry, register } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { IN_PROCESS_URL, postGraphQL } from '../../test/kit/graphql.js';
 import { rawNode, rawPod, rawRule } from '../../test/kit/objects.js';
 import { componentLogger, createLogger } from '../server/log.js';
 import { fakeUserPortAuth } from '../server/testing.js';
+import { DEFAULT_COALESCE_WINDOW_MS } from '../server/write-coalescer.js';
 import { EXAMPLE_OPERATIONS } from './examples.js';
-import { createGraphQLYoga } from './server.js';
+import { createGraphQLServer, createGraphQLYoga } from './server.js';
 import {
   createTestYoga,
   FakeScheduling,
@@ -223,6 +225,25 @@ describe('the gate', () => {
       message: expect.stringContaining('authentication required'),
       extensions: { code: 'UNAUTHENTICATED' },
     });
+  });
+});
+
+describe('subscription write metrics', () => {
+  it('exports the write window to the registry it is given, and nowhere without one', async () => {
+    cluster = new FixtureCluster();
+    const registry = new Registry();
+    const server = createGraphQLServer({
+      sources: fixtureSources(cluster),
+      log: capturedLogger().log,
+      registry,
+    });
+    const window = await registry.getSingleMetric('nodeload_graphql_push_write_window_seconds')?.get();
+    expect(window?.values[0]?.value).toBe(DEFAULT_COALESCE_WINDOW_MS / 1000);
+    expect(registry.getSingleMetric('nodeload_graphql_push_flush_duration_seconds')).toBeDefined();
+    await server.close();
+    const bare = createGraphQLServer({ sources: fixtureSources(cluster), log: capturedLogger().log });
+    expect(register.getSingleMetric('nodeload_graphql_push_write_window_seconds')).toBeUndefined();
+    await bare.close();
   });
 });
 

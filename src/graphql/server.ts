@@ -19,7 +19,6 @@ import {
   type CoalescerOptions,
   coalesceResponseWrites,
   createWriteCoalescer,
-  type WriteCoalescer,
 } from '../server/write-coalescer.js';
 import { authorizationExtension, reportingUnavailable } from './authorize.js';
 import type { GraphQLContext, GraphQLServerContext, GraphQLSources, GraphQLYoga } from './context.js';
@@ -233,17 +232,16 @@ export function createGraphQLYoga(opts: GraphQLServerOptions): GraphQLYoga {
  * The write window's metrics: how long subscribers' messages may wait before they leave (the window
  * widens from 20 to 100 ms while flushing costs more than a quarter of the time) and what flushes cost.
  */
-function pushWriteMetrics(registry: Registry): {
-  onFlush: NonNullable<CoalescerOptions['onFlush']>;
-  watch(coalescer: WriteCoalescer): void;
-} {
-  let watched: WriteCoalescer | undefined;
+function pushWriteMetrics(
+  registry: Registry,
+  windowMs: () => number,
+): NonNullable<CoalescerOptions['onFlush']> {
   new Gauge({
     name: 'nodeload_graphql_push_write_window_seconds',
     help: 'The current window subscription messages are gathered in before each connection is written to once (adapts between 0.02 and 0.1 s).',
     registers: [registry],
     collect() {
-      if (watched) this.set(watched.windowMs / 1000);
+      this.set(windowMs() / 1000);
     },
   });
   const flush = new Histogram({
@@ -258,14 +256,9 @@ function pushWriteMetrics(registry: Registry): {
     buckets: [1, 10, 50, 100, 250, 500, 1000, 2500],
     registers: [registry],
   });
-  return {
-    onFlush(count, seconds) {
-      flush.observe(seconds);
-      connections.observe(count);
-    },
-    watch(coalescer) {
-      watched = coalescer;
-    },
+  return (count, seconds) => {
+    flush.observe(seconds);
+    connections.observe(count);
   };
 }
 
@@ -273,9 +266,8 @@ export function createGraphQLServer(opts: GraphQLServerOptions): GraphQLServer {
   const yoga = createGraphQLYoga(opts);
   const router = Router();
   // One window for every subscriber's writes, SSE and graphql-ws alike.
-  const metrics = opts.registry ? pushWriteMetrics(opts.registry) : undefined;
-  const coalescer = createWriteCoalescer(metrics ? { onFlush: metrics.onFlush } : {});
-  metrics?.watch(coalescer);
+  const onFlush = opts.registry ? pushWriteMetrics(opts.registry, () => coalescer.windowMs) : undefined;
+  const coalescer = createWriteCoalescer(onFlush ? { onFlush } : {});
   // Yoga reads req.originalUrl, so mounting under the endpoint path keeps its URL matching intact.
   // requestListener writes the response and handles its own errors (masked, logged).
   router.use(yoga.graphqlEndpoint, (req, res) => {

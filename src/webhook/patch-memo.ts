@@ -7,8 +7,8 @@
  * The key is the exact JSON of every input the patch and its warnings depend on (mutate.ts), so two
  * reviews share an entry only when they would get the same answer. Entries keep the serialised review as
  * UTF-8 bytes split around its uid: a hit copies them around the new uid into one Buffer. (Kept as strings,
- * the joined answer was flattened and UTF-8-encoded again on every write: 14 % of the webhook's CPU in
- * the bench's profile, for a ~11 KB answer.) Rules changing empties the memo (clear()).
+ * the joined answer was flattened and UTF-8-encoded again on every write.) Rules changing empties the
+ * memo (clear()).
  */
 import { STEERING_ANNOTATIONS } from './mutate.js';
 import type { AdmissionReviewResponse, PodObject } from './review.js';
