@@ -6,7 +6,7 @@
 //                                          [--encodings identity,gzip]
 //   NODELOAD_BENCH_PROFILE=1 NODELOAD_BENCH_KEEP=1 …   a V8 CPU profile of the gateway in the kept dir
 //
-// The gateway is `dist/main.js` with every component, as deployed (startGateway), its aggregated API
+// The gateway is `dist/bundle/main.mjs` with every component, as deployed (startGateway), its aggregated API
 // registered with an ExternalName Service → localhost (test/cluster/apiservice.ts). Each request is a
 // full list (no limit, no selector) timed from the call to its last byte, by one keep-alive HTTPS client
 // (admin certificate) with `concurrency` requests in flight; the two resources alternate in rounds so

@@ -4,7 +4,7 @@
 //
 //   npx tsx test/bench/fanout.bench.ts [--nodes 1000] [--pods 5000] [--subscribers 1000] [--warmup-pods 500]
 //
-// One gateway (`dist/main.js`, every component, the Deployment's V8 flags, anonymous user port on
+// One gateway (`dist/bundle/main.mjs`, every component, the Deployment's V8 flags, anonymous user port on
 // loopback) over `nodes` KWOK nodes. Phases, one after another: a small warm-up burst (JIT, caches), the
 // anchor burst with nobody subscribed, then the subscribers connect (two child processes of
 // fanout-client.ts, one per transport, so their CPU is their own), a one-pod probe whose decision every

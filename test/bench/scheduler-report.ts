@@ -297,7 +297,8 @@ export function schedulerReport(
       `nodeload's own counters after its phases: bound ${String(gatewayStatus['bound'])}, failed ` +
         `${String(gatewayStatus['failed'])}, conflicts ${String(gatewayStatus['conflicts'])}, unschedulable ` +
         `${String(gatewayStatus['unschedulable'])}.`,
-      'The gateway is `dist/main.js` (compiled by `npm run build`, run by plain node as the image runs it) with ' +
+      'The gateway is `dist/bundle/main.mjs` (compiled by `npm run build`, bundled by `npm run build:bundle`, ' +
+        'run by plain node as the image runs it) with ' +
         "every component (operator, scheduler, webhook, aggregated API, GraphQL), the Deployment's V8 flags and its " +
         `cache of ${fmt.int(opts.nodes)} nodes and all pods, logging at info to a file; ` +
         'kube-scheduler is a Go binary with its own informers.',

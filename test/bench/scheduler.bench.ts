@@ -7,7 +7,7 @@
 // Three schedulers watch the cluster for the whole run, each idle while another one's pods are created:
 // the stock kube-scheduler (started by the control plane, client QPS 50 / burst 100), a second
 // kube-scheduler with client QPS 500 / burst 1000 (nodeload's default bind budget), and the nodeload gateway
-// (`dist/main.js`, every component, as deployed). Each phase creates the same N pods from this process with
+// (`dist/bundle/main.mjs`, every component, as deployed). Each phase creates the same N pods from this process with
 // the same concurrency, with only the schedulerName changed, and times every pod from the start of its
 // create call to the watch event that shows it bound ("live"). A second set of phases stops the scheduler
 // process (SIGSTOP) while the pods are created and resumes it once they all exist ("backlog"): the drain
@@ -176,7 +176,7 @@ function readKubeSchedulerMetrics(cluster: BenchCluster, port: number): Promise<
   });
 }
 
-/** The gateway as deployed (`dist/main.js`, every component); `extraArgs` add flags (the extender's). */
+/** The gateway as deployed (`dist/bundle/main.mjs`, every component); `extraArgs` add flags (the extender's). */
 export async function startGateway(
   cluster: BenchCluster,
   extraArgs: string[] = [],

@@ -30,16 +30,24 @@ describe('parseDockerfile', () => {
     expect(stages[1]?.instructions.map((i) => i.op)).toEqual(['COPY', 'ENTRYPOINT']);
   });
 
-  it("the project's Dockerfile: multi-stage, production dependencies only, a base image pinnable by ARG, no HEALTHCHECK", () => {
+  it("the project's Dockerfile: multi-stage, the bundle and the dashboard only, a base image pinnable by ARG, no HEALTHCHECK", () => {
     const text = readFileSync(manifestPath('../Dockerfile'), 'utf8');
     const stages = parseDockerfile(text);
     expect(stages.length).toBeGreaterThanOrEqual(2);
     expect(text).toMatch(/^ARG NODE_IMAGE=/m);
     expect(stages.every((s) => s.from === `\${NODE_IMAGE}`)).toBe(true);
     const runs = stages.flatMap((s) => s.instructions.filter((i) => i.op === 'RUN').map((i) => i.args));
-    expect(runs).toContain('npm ci --omit=dev --no-audit --no-fund');
-    expect(runs.some((r) => r.includes('npm run build') && r.includes('npm run build:web'))).toBe(true);
+    expect(
+      runs.some((r) => /npm run build &&.*npm run build:bundle/.test(r) && r.includes('npm run build:web')),
+    ).toBe(true);
     const final = stages.at(-1);
+    // The final stage copies built output only: no node_modules, no sources.
+    const copies = final?.instructions.filter((i) => i.op === 'COPY').map((i) => i.args) ?? [];
+    expect(copies.some((c) => c.includes('node_modules'))).toBe(false);
+    expect(copies).toContain('--from=build /app/dist/bundle ./dist/bundle');
+    expect(final?.instructions.find((i) => i.op === 'ENTRYPOINT')?.args).toBe(
+      '["node", "dist/bundle/main.mjs"]',
+    );
     expect(final?.instructions.some((i) => i.op === 'HEALTHCHECK')).toBe(false);
     expect(final?.instructions.find((i) => i.op === 'USER')?.args).toMatch(/^\d+(:\d+)?$/);
   });
