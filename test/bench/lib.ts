@@ -171,19 +171,18 @@ let builtGateway: string | undefined;
 export function gatewayEntry(): string {
   if (!builtGateway) {
     log('compiling and bundling the gateway (npm run build, npm run build:bundle → dist/bundle/)');
-    const tsc = path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, stdio: 'inherit' });
-    // This Node (the pinned one) first on PATH: the script's `node -e` and esbuild's launcher run on it.
+    // This Node (the pinned one) first on PATH: tsc, the script's `node -e` and esbuild's launcher run on it.
     const PATH = [
       path.dirname(process.execPath),
       path.join(REPO_ROOT, 'node_modules', '.bin'),
       process.env['PATH'],
-    ];
-    execFileSync('npm', ['run', '-s', 'build:bundle'], {
-      cwd: REPO_ROOT,
-      stdio: 'inherit',
-      env: { ...process.env, PATH: PATH.join(path.delimiter) },
-    });
+    ].join(path.delimiter);
+    for (const script of ['build', 'build:bundle'])
+      execFileSync('npm', ['run', '-s', script], {
+        cwd: REPO_ROOT,
+        stdio: 'inherit',
+        env: { ...process.env, PATH },
+      });
     builtGateway = path.join(REPO_ROOT, 'dist', 'bundle', 'main.mjs');
   }
   return builtGateway;

@@ -361,14 +361,12 @@ export async function deleteAllPods(core: CoreV1Api): Promise<void> {
   for (;;) {
     if (Date.now() >= nextDelete) {
       nextDelete = Date.now() + 30_000;
-      await core.deleteCollectionNamespacedPod({ namespace: SCHED_NAMESPACE, gracePeriodSeconds: 0 }).then(
-        () => {
-          lastError = undefined;
-        },
-        (err: unknown) => {
-          lastError = err;
-        },
-      );
+      try {
+        await core.deleteCollectionNamespacedPod({ namespace: SCHED_NAMESPACE, gracePeriodSeconds: 0 });
+        lastError = undefined;
+      } catch (err) {
+        lastError = err;
+      }
     }
     if ((await remaining()) === 0) break;
     if (Date.now() > deadline)
