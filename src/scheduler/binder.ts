@@ -3,7 +3,8 @@
  * through the pod status subresource, preemption's evictions, and events.k8s.io Events; plus reading
  * those Events back to rebuild the history.
  * Binds are awaited by the caller (it rate-limits them); condition patches and Events are fire-and-forget
- * through their own rate-limited, bounded, per-pod-coalescing write queue, so they never delay a bind.
+ * through their own rate-limited, per-pod-coalescing write queue (write-queue.ts), so they never delay a
+ * bind; only Events are ever dropped from it.
  */
 import {
   ApiException,
@@ -15,13 +16,15 @@ import {
   setHeaderOptions,
   V1MicroTime,
 } from '@kubernetes/client-node';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { PodInfo } from '../cluster/model.js';
 import { httpsRequestFn, type KubeRequestFn } from '../cluster/request-https.js';
 import type { Logger } from '../server/log.js';
 import { decisionEvent, decisionFromEvent } from './event-codec.js';
 import type { Decision } from './explain.js';
 import { evictVictim, preemptedEvent, type StatusIntent } from './preemption-writes.js';
-import { acquireToken, type TokenBucket } from './ratelimit.js';
+import type { TokenBucket } from './ratelimit.js';
+import { WriteQueue } from './write-queue.js';
 
 export type BindOutcome =
   | { kind: 'bound' }
@@ -112,78 +115,6 @@ export function writeFailureLevel(err: unknown): 'warn' | 'debug' {
   return err instanceof ApiException && (err.code === 401 || err.code === 403) ? 'warn' : 'debug';
 }
 
-interface Write {
-  key: string;
-  run: () => Promise<void>;
-}
-
-/** A bounded FIFO of writes with a per-key slot: a newer write for the same key replaces the queued one. */
-class WriteQueue {
-  private readonly pending = new Map<string, Write>();
-  private running = 0;
-  private idle: (() => void)[] = [];
-  dropped = 0;
-
-  constructor(
-    private readonly bucket: TokenBucket,
-    private readonly concurrency: number,
-    private readonly maxPending: number,
-    private readonly log: Logger,
-  ) {}
-
-  /** False when the queue is full and the write was dropped. */
-  push(w: Write): boolean {
-    if (!this.pending.has(w.key) && this.pending.size >= this.maxPending) {
-      this.dropped++;
-      if (this.dropped % 100 === 1)
-        this.log.warn({ dropped: this.dropped }, 'scheduler write queue full: dropping writes');
-      return false;
-    }
-    this.pending.delete(w.key);
-    this.pending.set(w.key, w);
-    this.pump();
-    return true;
-  }
-
-  get size(): number {
-    return this.pending.size + this.running;
-  }
-
-  whenIdle(): Promise<void> {
-    if (this.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idle.push(resolve));
-  }
-
-  clear(): void {
-    this.pending.clear();
-    if (this.running === 0) this.notifyIdle();
-  }
-
-  private pump(): void {
-    while (this.running < this.concurrency && this.pending.size > 0) {
-      const [key, w] = this.pending.entries().next().value as [string, Write];
-      this.pending.delete(key);
-      this.running++;
-      void acquireToken(this.bucket)
-        .then(() => w.run())
-        .catch((err: unknown) =>
-          this.log[writeFailureLevel(err)]({ err: apiErrorMessage(err), key }, 'scheduler write failed'),
-        )
-        .finally(() => {
-          this.running--;
-          this.pump();
-          if (this.size === 0) this.notifyIdle();
-        });
-    }
-  }
-
-  private notifyIdle(): void {
-    const waiters = this.idle;
-    this.idle = [];
-    for (const w of waiters) w();
-  }
-}
-
 const SERIES_WINDOW_MS = 6 * 60_000;
 const MAX_OPEN_SERIES = 10_000;
 
@@ -197,7 +128,10 @@ export interface KubeSchedulerApiOptions {
   writeBucket: TokenBucket;
   log: Logger;
   writeConcurrency?: number;
-  maxPendingWrites?: number;
+  /** Queued Events beyond which new ones are dropped (pod status writes and evictions never are). */
+  maxPendingEvents?: number;
+  /** Where the write queue's metrics go (none without). */
+  registry?: Registry;
 }
 
 export class KubeSchedulerApi implements SchedulerApi {
@@ -216,12 +150,35 @@ export class KubeSchedulerApi implements SchedulerApi {
     this.core = opts.kubeConfig.makeApiClient(CoreV1Api);
     this.events = opts.kubeConfig.makeApiClient(EventsV1Api);
     this.request = httpsRequestFn(opts.kubeConfig);
-    this.writes = new WriteQueue(
-      opts.writeBucket,
-      opts.writeConcurrency ?? 4,
-      opts.maxPendingWrites ?? 5000,
-      opts.log,
-    );
+    const dropped = opts.registry
+      ? new Counter({
+          name: 'nodeload_scheduler_events_dropped_total',
+          help: "Events the scheduler did not write because its queue already held the maximum (Events are best effort, as in client-go's broadcaster; pod status writes and evictions are never dropped).",
+          registers: [opts.registry],
+        })
+      : undefined;
+    this.writes = new WriteQueue({
+      bucket: opts.writeBucket,
+      concurrency: opts.writeConcurrency ?? 4,
+      maxPendingEvents: opts.maxPendingEvents ?? 5000,
+      log: opts.log,
+      failureLevel: writeFailureLevel,
+      describeError: apiErrorMessage,
+      ...(dropped ? { onDrop: () => dropped.inc() } : {}),
+    });
+    if (opts.registry) {
+      const writes = this.writes;
+      new Gauge({
+        name: 'nodeload_scheduler_pending_writes',
+        help: 'Writes queued behind the scheduler\'s write rate limit, by kind: "pod" (status patches and evictions), "event".',
+        labelNames: ['kind'],
+        registers: [opts.registry],
+        collect() {
+          this.set({ kind: 'pod' }, writes.queued('pod'));
+          this.set({ kind: 'event' }, writes.queued('event'));
+        },
+      });
+    }
   }
 
   async bind(pod: Pick<PodInfo, 'namespace' | 'name' | 'uid'>, node: string): Promise<BindOutcome> {
@@ -272,8 +229,7 @@ export class KubeSchedulerApi implements SchedulerApi {
     const key = `${pod.namespace}/${pod.name}`;
     const intent: StatusIntent = { ...this.statusIntents.get(key), ...change, pod };
     this.statusIntents.set(key, intent);
-    const queued = this.writes.push({ key: `status:${key}`, run: () => this.patchStatus(key) });
-    if (!queued) this.statusIntents.delete(key);
+    this.writes.push({ key: `status:${key}`, kind: 'pod', run: () => this.patchStatus(key) });
   }
 
   private async patchStatus(key: string): Promise<void> {
@@ -313,6 +269,7 @@ export class KubeSchedulerApi implements SchedulerApi {
     });
     this.writes.push({
       key: `preempt:${victim.namespace}/${victim.name}`,
+      kind: 'pod',
       run: () => evictVictim(this.core, this.events, victim, preemptor, event),
     });
   }
@@ -354,6 +311,7 @@ export class KubeSchedulerApi implements SchedulerApi {
     }
     this.writes.push({
       key: `event:${seq}`,
+      kind: 'event',
       run: () =>
         this.post(`/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(ev.namespace)}/events`, body, () =>
           this.events.createNamespacedEvent({ namespace: ev.namespace, body }),
@@ -373,6 +331,7 @@ export class KubeSchedulerApi implements SchedulerApi {
     const count = open.count;
     this.writes.push({
       key: `series:${podKey}`,
+      kind: 'event',
       run: async () => {
         try {
           await this.events.patchNamespacedEvent(

@@ -86,6 +86,7 @@ export function schedulerComponent(
       // Condition patches and Events get a budget of their own, so they never slow binds down.
       writeBucket: new TokenBucket({ qps: options.bindQps, burst: options.bindBurst }),
       log,
+      registry: ctx.registry,
     });
   const scheduler = new Scheduler({
     cache: ctx.cache,

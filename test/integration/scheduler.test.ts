@@ -293,6 +293,8 @@ describe('scheduler', () => {
     expect(metrics).toMatch(/nodeload_scheduler_pending_pods\{queue="unschedulable"\} \d+/);
     expect(metrics).toContain('nodeload_scheduler_pod_scheduling_sli_duration_seconds_bucket');
     expect(metrics).toContain('nodeload_scheduler_binds_in_flight');
+    expect(metrics).toMatch(/nodeload_scheduler_pending_writes\{kind="pod"\} \d+/);
+    expect(metrics).toMatch(/nodeload_scheduler_events_dropped_total 0/);
   });
 
   it('schedules a burst of 500 pods on 20 nodes without over-committing any node', async () => {

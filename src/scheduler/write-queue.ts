@@ -1,0 +1,124 @@
+/**
+ * The scheduler's fire-and-forget writes (status patches, evictions, Events): rate-limited, a few in
+ * flight, one slot per key (a newer write for the same key replaces the queued one).
+ *
+ * Two classes, as kube-scheduler keeps them apart: a pod's status patch (PodScheduled=False, the
+ * nomination) and a preemption's eviction run on goroutines of their own there and are never dropped;
+ * Events go through client-go's broadcaster, which drops them when its buffer is full. Here pod writes
+ * are never dropped (one slot per pod, so they are bounded by the pods the cache holds) and run before
+ * any queued Event; Events are dropped past `maxPendingEvents`, counted, and logged once per hundred.
+ * Under a 20,000-pod burst the Scheduled Events alone fill the buffer: a dropped Event must not cost a
+ * victim its eviction or a pod its condition.
+ */
+import type { Logger } from '../server/log.js';
+import { acquireToken, type TokenBucket } from './ratelimit.js';
+
+export type WriteKind = 'pod' | 'event';
+
+export interface Write {
+  key: string;
+  /** `pod`: a status patch or an eviction, never dropped; `event`: best effort. */
+  kind: WriteKind;
+  run: () => Promise<void>;
+}
+
+export interface WriteQueueOptions {
+  bucket: TokenBucket;
+  concurrency: number;
+  /** Queued Events beyond which a new one is dropped. */
+  maxPendingEvents: number;
+  log: Logger;
+  /** How loud a failed write is logged. */
+  failureLevel: (err: unknown) => 'warn' | 'debug';
+  describeError: (err: unknown) => string;
+  /** Told for each dropped Event (a metric). */
+  onDrop?: () => void;
+}
+
+export class WriteQueue {
+  private readonly pending: Record<WriteKind, Map<string, Write>> = { pod: new Map(), event: new Map() };
+  private running = 0;
+  private idle: (() => void)[] = [];
+  /** Events dropped since start. */
+  dropped = 0;
+
+  constructor(private readonly opts: WriteQueueOptions) {}
+
+  /** False when the write was an Event and the queue already held `maxPendingEvents` of them. */
+  push(w: Write): boolean {
+    const queue = this.pending[w.kind];
+    if (w.kind === 'event' && !queue.has(w.key) && queue.size >= this.opts.maxPendingEvents) {
+      this.dropped++;
+      this.opts.onDrop?.();
+      if (this.dropped % 100 === 1)
+        this.opts.log.warn(
+          { dropped: this.dropped },
+          'scheduler Event queue full: dropping Events (pod status writes and evictions still go)',
+        );
+      return false;
+    }
+    queue.delete(w.key);
+    queue.set(w.key, w);
+    this.pump();
+    return true;
+  }
+
+  /** Writes queued or running. */
+  get size(): number {
+    return this.pending.pod.size + this.pending.event.size + this.running;
+  }
+
+  /** Writes queued, by kind (running ones not counted). */
+  queued(kind: WriteKind): number {
+    return this.pending[kind].size;
+  }
+
+  whenIdle(): Promise<void> {
+    if (this.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  clear(): void {
+    this.pending.pod.clear();
+    this.pending.event.clear();
+    if (this.running === 0) this.notifyIdle();
+  }
+
+  private next(): Write | undefined {
+    for (const queue of [this.pending.pod, this.pending.event]) {
+      const first = queue.entries().next();
+      if (!first.done) {
+        queue.delete(first.value[0]);
+        return first.value[1];
+      }
+    }
+    return undefined;
+  }
+
+  private pump(): void {
+    while (this.running < this.opts.concurrency) {
+      const w = this.next();
+      if (!w) return;
+      this.running++;
+      void acquireToken(this.opts.bucket)
+        .then(() => w.run())
+        .catch((err: unknown) =>
+          this.opts.log[this.opts.failureLevel(err)](
+            { err: this.opts.describeError(err), key: w.key },
+            'scheduler write failed',
+          ),
+        )
+        .finally(() => {
+          this.running--;
+          this.pump();
+          if (this.size === 0) this.notifyIdle();
+        });
+    }
+  }
+
+  private notifyIdle(): void {
+    const waiters = this.idle;
+    this.idle = [];
+    for (const w of waiters) w();
+  }
+}
