@@ -1,7 +1,8 @@
 import type { ExecutionResult } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import { eventStreamBody, frameOf } from './event-stream.js';
+import { eventStreamBody, frameOf, framesOf } from './event-stream.js';
+import { ResultQueue } from './result-queue.js';
 import { shareSerialisation } from './shared-subscriptions.js';
 
 async function* results(items: (ExecutionResult | Error)[]): AsyncGenerator<ExecutionResult> {
@@ -82,5 +83,46 @@ describe('eventStreamBody', () => {
     body.destroy();
     await new Promise((r) => setImmediate(r));
     expect(returned).toBe(true);
+  });
+
+  it('framesOf: a run of shared results is one chunk, built once for every subscriber that gathered it', () => {
+    const [a, b, c] = [1, 2, 3].map((n): ExecutionResult => shareSerialisation({ data: { n } }));
+    if (!a || !b || !c) throw new Error('three results');
+    const run = framesOf([a, b, c]);
+    expect(String(run)).toBe(next('{"data":{"n":1}}') + next('{"data":{"n":2}}') + next('{"data":{"n":3}}'));
+    expect(framesOf([a, b, c])).toBe(run);
+    expect(String(framesOf([a, b]))).toBe(next('{"data":{"n":1}}') + next('{"data":{"n":2}}'));
+    expect(framesOf([a])).toBe(frameOf(a));
+    expect(framesOf([])).toHaveLength(0);
+  });
+
+  it('with a window, direct results wait for it and leave as one chunk; the iterator path keeps the order', async () => {
+    const tasks = new Set<() => void>();
+    const window = { later: (task: () => void) => void tasks.add(task) };
+    const queue = new ResultQueue(100, () => {});
+    const body = eventStreamBody(queue, queue, window);
+    const chunks: string[] = [];
+    body.on('data', (chunk: Buffer) => chunks.push(String(chunk)));
+    const ended = new Promise((r) => body.once('end', r));
+    const turn = () => new Promise((r) => setImmediate(r));
+    await turn();
+    for (const n of [1, 2, 3]) queue.push(shareSerialisation({ data: { n } }));
+    expect(chunks).toEqual([':\n\n']);
+    expect(tasks.size).toBe(1);
+    for (const task of tasks) task();
+    tasks.clear();
+    expect(chunks).toEqual([
+      ':\n\n',
+      next('{"data":{"n":1}}') + next('{"data":{"n":2}}') + next('{"data":{"n":3}}'),
+    ]);
+    // Gathered, then a result with errors (it goes through the iterator) and the end: all in order.
+    queue.push(shareSerialisation({ data: { n: 4 } }));
+    queue.push({ errors: [createGraphQLError('late', { extensions: { code: 'X' } })] });
+    queue.end();
+    await ended;
+    for (const task of tasks) task();
+    expect(chunks.slice(2).join('')).toBe(
+      next('{"data":{"n":4}}') + next('{"errors":[{"message":"late","extensions":{"code":"X"}}]}') + COMPLETE,
+    );
   });
 });

@@ -16,6 +16,7 @@
 import { Readable } from 'node:stream';
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import type { WriteCoalescer } from '../server/write-coalescer.js';
 import type { ResultQueue } from './result-queue.js';
 import { serialisedOf, takeDirectQueue } from './shared-subscriptions.js';
 
@@ -50,6 +51,26 @@ export function frameOf(result: ExecutionResult): Buffer {
   return built;
 }
 
+/** A run of results gathered in one window, keyed by its first: `last` and `count` tell runs apart. */
+const RUNS = new WeakMap<ExecutionResult, { last: ExecutionResult; count: number; bytes: Buffer }>();
+
+/**
+ * The frames of a window's results as one chunk. Every subscriber of a shared subscription that was
+ * there all window gathered the same run (the hub hands each result to all of them in turn), so the
+ * chunk is built once per window, not once per subscriber.
+ */
+export function framesOf(results: readonly ExecutionResult[]): Buffer {
+  const first = results[0];
+  if (!first) return Buffer.alloc(0);
+  if (results.length === 1) return frameOf(first);
+  const last = results[results.length - 1] as ExecutionResult;
+  const run = RUNS.get(first);
+  if (run && run.last === last && run.count === results.length) return run.bytes;
+  const bytes = Buffer.concat(results.map(frameOf));
+  if (!first.errors) RUNS.set(first, { last, count: results.length, bytes });
+  return bytes;
+}
+
 /** Yoga's internal error extensions (`http`, `unexpected`) never reach a client. */
 function withoutInternals(result: ExecutionResult): ExecutionResult {
   if (!result.errors?.length && !result.extensions?.['http']) return result;
@@ -81,15 +102,29 @@ function failureResult(err: unknown): ExecutionResult {
 /**
  * The response body of one subscription: pulls results while the response takes them, and with `direct`
  * (its shared subscription's queue) takes the error-free ones as they are published, without the pull.
+ * With `window` those are gathered and pushed as one chunk when the write window ends (framesOf).
  */
-export function eventStreamBody(results: AsyncIterable<ExecutionResult>, direct?: ResultQueue): Readable {
+export function eventStreamBody(
+  results: AsyncIterable<ExecutionResult>,
+  direct?: ResultQueue,
+  window?: Pick<WriteCoalescer, 'later'>,
+): Readable {
   const iterator = results[Symbol.asyncIterator]();
   let pulling = false;
   let finished = false;
   let ping: NodeJS.Timeout | undefined;
+  let gathered: ExecutionResult[] = [];
   const finish = () => {
     finished = true;
+    gathered = [];
     if (ping) clearInterval(ping);
+  };
+  /** Pushes what the window gathered; anything else pushed goes after it, so the order holds. */
+  const pushGathered = () => {
+    if (gathered.length === 0) return;
+    const run = gathered;
+    gathered = [];
+    if (!finished) body.push(framesOf(run));
   };
   const body = new Readable({
     read() {
@@ -110,14 +145,17 @@ export function eventStreamBody(results: AsyncIterable<ExecutionResult>, direct?
         const next = await iterator.next();
         if (finished) return;
         if (next.done) break;
+        pushGathered();
         if (!body.push(frameOf(next.value))) return; // read() resumes once the response drained
       }
     } catch (err) {
       if (finished) return;
+      pushGathered();
       body.push(frameOf(failureResult(err)));
     } finally {
       pulling = false;
     }
+    pushGathered();
     finish();
     body.push(COMPLETE);
     body.push(null);
@@ -125,7 +163,10 @@ export function eventStreamBody(results: AsyncIterable<ExecutionResult>, direct?
   body.push(PING); // some browsers show nothing of a response until its first bytes
   direct?.attach((result) => {
     if (finished) return true;
-    body.push(frameOf(result));
+    if (window) {
+      gathered.push(result);
+      if (gathered.length === 1) window.later(pushGathered);
+    } else body.push(frameOf(result));
     return body.readableLength <= MAX_BUFFERED_BYTES;
   });
   ping = setInterval(() => {
@@ -139,14 +180,21 @@ function acceptsEventStream(accept: string | null): boolean {
   return !!accept?.includes('text/event-stream') && !accept.includes('multipart/mixed');
 }
 
-/** The envelop plugin: subscriptions asked for as text/event-stream get eventStreamBody. */
-export function useEventStreamWriter(): Plugin {
+/**
+ * The envelop plugin: subscriptions asked for as text/event-stream get eventStreamBody, their shared
+ * results gathered per `window` when one is given.
+ */
+export function useEventStreamWriter(window?: Pick<WriteCoalescer, 'later'>): Plugin {
   return {
     onResultProcess({ request, result, setResultProcessor }) {
       if (!(typeof result === 'object' && result !== null && Symbol.asyncIterator in result)) return;
       if (!acceptsEventStream(request.headers.get('accept'))) return;
       setResultProcessor((stream, fetchAPI) => {
-        const body = eventStreamBody(stream as AsyncIterable<ExecutionResult>, takeDirectQueue(request));
+        const body = eventStreamBody(
+          stream as AsyncIterable<ExecutionResult>,
+          takeDirectQueue(request),
+          window,
+        );
         // Over HTTP the adapter destroys the body when the response closes; a caller of yoga.fetch (the
         // tests, in-process) cancels through the request's signal instead.
         const signal = request.signal;

@@ -19,6 +19,7 @@ import {
   type CoalescerOptions,
   coalesceResponseWrites,
   createWriteCoalescer,
+  type WriteCoalescer,
 } from '../server/write-coalescer.js';
 import { authorizationExtension, reportingUnavailable } from './authorize.js';
 import type { GraphQLContext, GraphQLServerContext, GraphQLSources, GraphQLYoga } from './context.js';
@@ -190,7 +191,11 @@ function useNoIntrospection(): Plugin {
   };
 }
 
-export function createGraphQLYoga(opts: GraphQLServerOptions): GraphQLYoga {
+/** `pushWindow`: subscription results pushed over SSE are gathered per write window (event-stream.ts). */
+export function createGraphQLYoga(
+  opts: GraphQLServerOptions,
+  pushWindow?: Pick<WriteCoalescer, 'later'>,
+): GraphQLYoga {
   return createYoga<GraphQLServerContext, GraphQLContext>({
     schema: graphqlSchema(),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
@@ -220,7 +225,7 @@ export function createGraphQLYoga(opts: GraphQLServerOptions): GraphQLYoga {
       useCostLimit({ maxCost: opts.maxCost ?? DEFAULT_MAX_COST }),
       ...(opts.introspection === false ? [useNoIntrospection()] : []),
       useSharedSubscriptions(),
-      useEventStreamWriter(),
+      useEventStreamWriter(pushWindow),
       useAuthorizationExtensions(),
       ...(opts.streamWatch ? [useRevokedStreamsEnd(opts.streamWatch)] : []),
       ...(opts.responseCache ? [useGatewayResponseCache(opts.responseCache)] : []),
@@ -263,11 +268,11 @@ function pushWriteMetrics(
 }
 
 export function createGraphQLServer(opts: GraphQLServerOptions): GraphQLServer {
-  const yoga = createGraphQLYoga(opts);
-  const router = Router();
   // One window for every subscriber's writes, SSE and graphql-ws alike.
   const onFlush = opts.registry ? pushWriteMetrics(opts.registry, () => coalescer.windowMs) : undefined;
   const coalescer = createWriteCoalescer(onFlush ? { onFlush } : {});
+  const yoga = createGraphQLYoga(opts, coalescer);
+  const router = Router();
   // Yoga reads req.originalUrl, so mounting under the endpoint path keeps its URL matching intact.
   // requestListener writes the response and handles its own errors (masked, logged).
   router.use(yoga.graphqlEndpoint, (req, res) => {

@@ -204,8 +204,9 @@ export function decisionFixture(o: Partial<Decision> & { namespace: string; pod:
 export function createTestYoga(
   opts: GraphQLServerOptions,
   access: Access = UNRESTRICTED_ACCESS,
+  pushWindow?: Parameters<typeof createGraphQLYoga>[1],
 ): GraphQLYoga {
-  const yoga = createGraphQLYoga(opts);
+  const yoga = createGraphQLYoga(opts, pushWindow);
   const fetchAs = (url: string, init: RequestInit = {}) => yoga.fetch(url, init, { access });
   return new Proxy(yoga, {
     get(target, prop) {

@@ -4,8 +4,9 @@
  * subscriptions written straight to the socket (ResultQueue.attach).
  */
 import type http from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { ExecutionArgs, GraphQLError } from 'graphql';
+import type { ExecutionArgs, ExecutionResult, GraphQLError } from 'graphql';
 import { CloseCode } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { createGraphQLError } from 'graphql-yoga';
@@ -86,23 +87,111 @@ function connectionAuthorization(
 /** Bytes a socket may hold unsent before a subscription written straight to it fails as too slow. */
 const WS_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
+/** A result's payload as UTF-8, built once however many sockets it goes to. */
+const PAYLOAD_BYTES = new WeakMap<ExecutionResult, Buffer>();
+const CLOSE_BRACE = 0x7d;
+
+function payloadBytesOf(result: ExecutionResult): Buffer {
+  let bytes = PAYLOAD_BYTES.get(result);
+  if (!bytes) {
+    bytes = Buffer.from(serialisedOf(result) ?? JSON.stringify(result));
+    PAYLOAD_BYTES.set(result, bytes);
+  }
+  return bytes;
+}
+
+/** One gathered `next` message: its operation's prefix (`{"id":…,"type":"next","payload":`) and result. */
+interface GatheredNext {
+  prefix: Buffer;
+  result: ExecutionResult;
+}
+
+/**
+ * `next` messages as unmasked, unfragmented WebSocket text frames (RFC 6455 §5.2: FIN + opcode 1, then
+ * a 7-bit, 16-bit or 64-bit length), in one buffer: what ws's Sender would write for each message,
+ * without a header buffer, a string encode and two writes per message and socket.
+ */
+export function textFrames(messages: readonly GatheredNext[]): Buffer {
+  let total = 0;
+  for (const m of messages) {
+    const length = m.prefix.length + payloadBytesOf(m.result).length + 1;
+    total += length + (length < 126 ? 2 : length < 65_536 ? 4 : 10);
+  }
+  const out = Buffer.allocUnsafe(total);
+  let at = 0;
+  for (const m of messages) {
+    const payload = payloadBytesOf(m.result);
+    const length = m.prefix.length + payload.length + 1;
+    out[at++] = 0x81;
+    if (length < 126) out[at++] = length;
+    else if (length < 65_536) {
+      out[at++] = 126;
+      at = out.writeUInt16BE(length, at);
+    } else {
+      out[at++] = 127;
+      at = out.writeBigUInt64BE(BigInt(length), at);
+    }
+    at += m.prefix.copy(out, at);
+    at += payload.copy(out, at);
+    out[at++] = CLOSE_BRACE;
+  }
+  return out;
+}
+
+/**
+ * A socket's `next` messages of shared subscriptions, gathered over the write window and written as
+ * one chunk of frames when it ends. Anything else sent on the socket (graphql-ws's own messages: a
+ * result with errors, `complete`, pings) first writes what was gathered, so the order holds.
+ */
+interface SocketGather {
+  add(prefix: Buffer, result: ExecutionResult): void;
+  flush(): void;
+}
+
+function socketGather(ws: WebSocket, socket: Socket, coalescer: WriteCoalescer): SocketGather {
+  let gathered: GatheredNext[] = [];
+  const flush = () => {
+    if (gathered.length === 0) return;
+    const run = gathered;
+    gathered = [];
+    if (ws.readyState !== ws.OPEN) return; // closing: graphql-ws ends the operations
+    coalescer.hold(socket);
+    socket.write(textFrames(run));
+  };
+  return {
+    add(prefix, result) {
+      gathered.push({ prefix, result });
+      if (gathered.length === 1) coalescer.later(flush);
+    },
+    flush,
+  };
+}
+
 /**
  * A shared subscription over graphql-ws: its error-free results are written to the socket as they are
  * published (ResultQueue.attach), as the `next` message graphql-ws would send, built around the
- * result's cached JSON. graphql-ws still iterates the stream for the rest (results with errors, the
- * end, `complete`), so its bookkeeping of the operation is unchanged.
+ * result's cached JSON; with `gather`, as frames written once per window. graphql-ws still iterates the
+ * stream for the rest (results with errors, the end, `complete`), so its bookkeeping of the operation
+ * is unchanged.
  */
-function attachDirectWebSocketWriter(context: unknown, result: unknown): void {
+function attachDirectWebSocketWriter(
+  context: unknown,
+  result: unknown,
+  gatherOf: (socket: WebSocket) => SocketGather | undefined,
+): void {
   const { socket, operationId } = (context ?? {}) as { socket?: WebSocket; operationId?: string };
   if (!socket || operationId === undefined || typeof result !== 'object' || result === null) return;
   if (!(Symbol.asyncIterator in result)) return;
   const queue = takeDirectQueue(socket, operationId);
   if (!queue) return;
   const prefix = `{"id":${JSON.stringify(operationId)},"type":"next","payload":`;
+  const gather = gatherOf(socket);
+  const prefixBytes = Buffer.from(prefix);
   queue.attach((r) => {
     if (socket.readyState !== socket.OPEN) return true; // closing: graphql-ws ends the operation
     if (socket.bufferedAmount > WS_MAX_BUFFERED_BYTES) return false;
-    socket.send(`${prefix}${serialisedOf(r) ?? JSON.stringify(r)}}`); // through the coalescing send below
+    if (gather) gather.add(prefixBytes, r);
+    else socket.send(`${prefix}${serialisedOf(r) ?? JSON.stringify(r)}}`);
     return true;
   });
 }
@@ -165,6 +254,9 @@ export function attachWebSocket(
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: opts.maxPayloadBytes ?? DEFAULT_WS_MAX_PAYLOAD,
+    // No compression (ws's default, said outright): gathered frames are written to the socket beside
+    // ws's Sender (socketGather), which only writes in order while it has no deflate in progress.
+    perMessageDeflate: false,
   });
   const maxSubscriptions = opts.maxSubscriptionsPerConnection ?? DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION;
   const accesses = new WeakMap<WebSocket, Access>();
@@ -186,12 +278,16 @@ export function attachWebSocket(
   // Registered before graphql-ws's own connection handler: shared payloads go out as their cached JSON,
   // and a burst of messages to one socket leaves as one write (write-coalescer.ts).
   const coalescer = opts.writeCoalescer;
+  const gathers = new WeakMap<WebSocket, SocketGather>();
   wss.on('connection', (ws, req: http.IncomingMessage) => {
     const send = ws.send.bind(ws) as (...a: unknown[]) => void;
     const socket = req.socket;
+    const gather = coalescer ? socketGather(ws, socket, coalescer) : undefined;
+    if (gather) gathers.set(ws, gather);
     ws.send = ((data: unknown, ...rest: unknown[]) => {
       const message = expandSharedPayloads(data);
       if (!coalescer) return send(message, ...rest);
+      gather?.flush();
       coalescer.hold(socket);
       // graphql-ws waits for each message's write callback before it sends the next: held until the
       // window ends, that would allow one message per window and a subscriber per socket would fall
@@ -212,7 +308,7 @@ export function attachWebSocket(
         gatedExecute(opts.gate, () => (args.rootValue as EnvelopedRoot).execute(args)) as never,
       subscribe: async (args) => {
         const result = await (args.rootValue as EnvelopedRoot).subscribe(args);
-        attachDirectWebSocketWriter(args.contextValue, result);
+        attachDirectWebSocketWriter(args.contextValue, result, (ws) => gathers.get(ws));
         return result as never;
       },
       onConnect: async (ctx) => {

@@ -39,7 +39,8 @@ describe('WriteCoalescer', () => {
   it('sends the writes of one window as one, in order, once the window ends', async () => {
     const c = await connection();
     closers.push(c.close);
-    const coalescer = createWriteCoalescer({ minWindowMs: 30 });
+    // Long enough that three turns of a starved test process fit in it.
+    const coalescer = createWriteCoalescer({ minWindowMs: 300 });
     for (const n of [1, 2, 3]) {
       coalescer.hold(c.client);
       c.client.write(`m${n};`);
@@ -136,5 +137,38 @@ describe('WriteCoalescer', () => {
     await waitFor(() => c.reads.join('') === 'last');
     coalescer.flush();
     expect(c.client.writableCorked).toBe(0);
+  });
+
+  it('later: a task runs once per window, before the uncork, and what it writes leaves with that flush', async () => {
+    const c = await connection();
+    closers.push(c.close);
+    const flushes: number[] = [];
+    const coalescer = createWriteCoalescer({ minWindowMs: 60_000, onFlush: (n) => flushes.push(n) });
+    let runs = 0;
+    const task = () => {
+      runs++;
+      coalescer.hold(c.client);
+      c.client.write('gathered;');
+    };
+    coalescer.hold(c.client);
+    c.client.write('first;');
+    coalescer.later(task);
+    coalescer.later(task);
+    expect(runs).toBe(0);
+    coalescer.flush();
+    expect(runs).toBe(1);
+    expect(c.client.writableCorked).toBe(0);
+    expect(coalescer.held).toBe(0);
+    expect(flushes).toEqual([1]);
+    await waitFor(() => c.reads.join('') === 'first;gathered;');
+    coalescer.flush();
+    expect(runs).toBe(1);
+  });
+
+  it('later with a window of 0 runs the task at once', () => {
+    const coalescer = createWriteCoalescer({ minWindowMs: 0 });
+    let runs = 0;
+    coalescer.later(() => runs++);
+    expect(runs).toBe(1);
   });
 });

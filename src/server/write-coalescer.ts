@@ -9,6 +9,12 @@
  * the gateway (a fifth of its busy time, ~27 µs per loopback write); 1,000 subscribers took the
  * scheduler from 94 to 10 pods/s. Batching bounds that cost by the window, not by the decision rate.
  * The price is latency: a message waits at most one window (20–100 ms, see below) before it leaves.
+ *
+ * Corking saves the system calls but not the work of each write (a stream chunk, its chunked-encoding
+ * or WebSocket framing, per message and subscriber). So a transport may also gather the messages
+ * themselves (`later`): it keeps a connection's messages of the window and writes them as one chunk
+ * when the window ends (event-stream.ts, websocket.ts), and a decision costs each subscriber an array
+ * push instead of a write.
  */
 import type { Socket } from 'node:net';
 
@@ -30,6 +36,11 @@ const FLUSH_SHARE = 0.25;
 export interface WriteCoalescer {
   /** Call before writing to `socket`: it stays corked until the window ends. */
   hold(socket: Socket): void;
+  /**
+   * Runs `task` when the window ends, once however often it is passed (a connection's writer of what it
+   * gathered), before the held sockets are uncorked: what it writes leaves with this flush.
+   */
+  later(task: () => void): void;
   /** Uncorks every held socket now (also what the window's timer does). */
   flush(): void;
   /** Connections currently held. */
@@ -49,16 +60,30 @@ export function createWriteCoalescer(opts: CoalescerOptions = {}): WriteCoalesce
   const maxWindow = Math.max(minWindow, opts.maxWindowMs ?? MAX_WINDOW_MS);
   const share = opts.flushShare ?? FLUSH_SHARE;
   let held = new Set<Socket>();
+  let tasks = new Set<() => void>();
   let timer: NodeJS.Timeout | undefined;
+  let flushing = false;
   let windowMs = minWindow;
+  const arm = () => {
+    if (!flushing) timer ??= setTimeout(flushAll, windowMs);
+  };
   const uncork = (socket: Socket) => {
     // One uncork per cork: the socket's own cork/uncork pairs (http's per-tick cork, ws's per frame)
     // nest inside ours.
     if (socket.writableCorked > 0) socket.uncork();
   };
+  /** The gathered messages are written first (into corked sockets), then every socket uncorks. */
   const take = (): Socket[] => {
     if (timer) clearTimeout(timer);
     timer = undefined;
+    flushing = true;
+    try {
+      const due = tasks;
+      tasks = new Set();
+      for (const task of due) task();
+    } finally {
+      flushing = false;
+    }
     const sockets = [...held];
     held = new Set();
     return sockets;
@@ -81,7 +106,15 @@ export function createWriteCoalescer(opts: CoalescerOptions = {}): WriteCoalesce
       if (minWindow <= 0 || held.has(socket) || socket.destroyed) return;
       socket.cork();
       held.add(socket);
-      timer ??= setTimeout(flushAll, windowMs);
+      arm();
+    },
+    later(task) {
+      if (minWindow <= 0 || flushing) {
+        task();
+        return;
+      }
+      tasks.add(task);
+      arm();
     },
     flush: flushAll,
     get held() {
