@@ -188,6 +188,15 @@ export function gatewayEntry(): string {
   return builtGateway;
 }
 
+/**
+ * dist/: the gateway's compiled modules (npm run build, which gatewayEntry runs before bundling), for a
+ * target that starts only part of the gateway (the webhook bench's) and so cannot run the bundle.
+ */
+export function compiledGatewayDir(): string {
+  gatewayEntry();
+  return path.join(REPO_ROOT, 'dist');
+}
+
 /** SIGTERM to a child we started, SIGKILL if it has not exited after graceMs. */
 export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;

@@ -21,10 +21,10 @@ import { loadKubeConfig } from '../cluster/nodes.js';
 import {
   type BenchCluster,
   type BenchReport,
+  compiledGatewayDir,
   ensureBenchNodes,
   ensureNamespace,
   fmt,
-  gatewayEntry,
   log,
   markdownTable,
   procStats,
@@ -90,8 +90,9 @@ async function startTarget(
       BENCH_LOG_LEVEL: opts.logLevel,
       BENCH_EXPECT_RULES: String(expectRules),
       BENCH_EXPECT_NODES: String(opts.nodes),
-      // The gateway's compiled modules (gatewayEntry builds them once), as the image runs them.
-      ...(name === 'gateway' ? { BENCH_GATEWAY_DIST: path.dirname(gatewayEntry()) } : {}),
+      // The gateway's compiled modules (dist/, built once per bench process). Not the bundle the image
+      // runs: it has no entry point that starts the webhook component alone.
+      ...(name === 'gateway' ? { BENCH_GATEWAY_DIST: compiledGatewayDir() } : {}),
     },
   });
   const port = await new Promise<number>((resolve, reject) => {
