@@ -15,8 +15,10 @@ import { type CycleSources, runCycle } from './cycle.js';
 import type { DecisionBase, DecisionRecorder } from './decision-recorder.js';
 import { buildCandidates, decisionRules, unschedulableMessage, withKeyCandidates } from './explain.js';
 import { runReserve } from './framework/runtime.js';
+import type { SchedulerMetrics } from './metrics.js';
 import type { Preemption } from './preemption.js';
 import type { QueuedPod, SchedulingQueue } from './queue.js';
+import { threadRunDelayReader } from './run-delay.js';
 
 export interface SchedulingCycleDeps extends CycleSources {
   api: Pick<SchedulerApi, 'markUnschedulable' | 'recordDecision'>;
@@ -31,12 +33,15 @@ export interface SchedulingCycleDeps extends CycleSources {
   isPendingOurs(pod: PodInfo): boolean;
   /** The decisions' reportingInstance. */
   instance: string;
+  metrics: Pick<SchedulerMetrics, 'algorithmCpu'>;
   now(): number;
 }
 
 export class SchedulingCycle {
   /** Where the next sampled cycle starts filtering (kube-scheduler's nextStartNodeIndex). */
   private nextStartNodeIndex = 0;
+  /** The scheduler thread's time waiting for a CPU, ms (run-delay.ts), where the OS reports it. */
+  private readonly runDelayMs = threadRunDelayReader();
 
   constructor(private readonly deps: SchedulingCycleDeps) {}
 
@@ -47,6 +52,7 @@ export class SchedulingCycle {
     // The algorithm's own time on the monotonic clock, to the microsecond: most cycles take less than the
     // millisecond `now()` resolves (a decision's algorithmMs, the algorithm-duration metric).
     const clockStart = performance.now();
+    const waitedBefore = this.runDelayMs?.();
     const key = entry.key;
     const pod = cache.pods.get(key);
     // Never place a pod the cache shows bound (or gone, or someone else's).
@@ -79,6 +85,10 @@ export class SchedulingCycle {
     if (!nominated) this.nextStartNodeIndex = nextStart;
     const totalNodes = snapshot.size;
     const algorithmMs = performance.now() - clockStart;
+    if (waitedBefore !== undefined && this.runDelayMs) {
+      const waited = this.runDelayMs() - waitedBefore;
+      this.deps.metrics.algorithmCpu(Math.max(0, algorithmMs - waited) / 1000);
+    }
     const base: DecisionBase = {
       id: randomUUID(),
       namespace: pod.namespace,

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -209,6 +210,13 @@ describe('Scheduler', () => {
     expect(sum('nodeload_scheduler_scheduling_algorithm_duration_seconds')).toBeLessThanOrEqual(
       sum('nodeload_scheduler_scheduling_attempt_duration_seconds'),
     );
+    // Time on a CPU is the same cycles' wall time less waiting for a core (Linux schedstat): never more.
+    if (existsSync('/proc/thread-self/schedstat')) {
+      expect(text).toMatch(/nodeload_scheduler_scheduling_algorithm_cpu_seconds_count 2/);
+      expect(sum('nodeload_scheduler_scheduling_algorithm_cpu_seconds')).toBeLessThanOrEqual(
+        sum('nodeload_scheduler_scheduling_algorithm_duration_seconds') + 1e-9,
+      );
+    }
   });
 
   it('keeps a bind of unknown outcome (5xx) assumed until the watch shows the pod', async () => {

@@ -40,7 +40,7 @@ const DEFAULT_MAX_BINDS_IN_FLIGHT = 512;
 const DEFAULT_LEADER_SETTLE_MS = 2000;
 const STOP_GRACE_MS = 10_000;
 
-const NOOP_METRICS: SchedulerMetrics = { attempt() {}, scheduled() {} };
+const NOOP_METRICS: SchedulerMetrics = { attempt() {}, algorithmCpu() {}, scheduled() {} };
 
 export class Scheduler {
   readonly history: DecisionHistory;
@@ -136,6 +136,7 @@ export class Scheduler {
       binding: this.binding,
       rules: () => this.rules(),
       instance: this.instance(),
+      metrics,
     });
     this.extender = new ExtenderEngine({
       profile: buildProfile(

@@ -1,4 +1,5 @@
 // The fan-out bench's report (fanout.bench.ts measures).
+import { availableParallelism } from 'node:os';
 import { FANOUT_QUERY } from './fanout-parse.js';
 import { type BenchReport, fmt, type LatencySummary, markdownTable, percentile, summarize } from './lib.js';
 
@@ -18,6 +19,8 @@ export interface FanoutMeasure {
   complete: boolean;
   wallSeconds: number;
   cpuSeconds: number;
+  /** The whole machine's busy CPU over the burst, in cores (every process: the API server and clients too). */
+  machineBusyCores: number;
   rssBytes: number;
   peakRssBytes: number;
   loop: LoopSample[];
@@ -151,6 +154,7 @@ export function fanoutReport(run: FanoutRun): BenchReport {
     `${fmt.int(m.bound)}${m.complete ? '' : ' (incomplete)'}`,
     fmt.int(m.podsPerSecond),
     `${m.cpuSeconds.toFixed(1)} (${(m.cpuSeconds / m.wallSeconds).toFixed(2)})`,
+    m.machineBusyCores.toFixed(2),
     `${fmt.ms(l.medianP99)} / ${fmt.ms(l.worstP99)}`,
     fmt.ms(l.max),
     fmt.mib(m.rssBytes),
@@ -161,6 +165,7 @@ export function fanoutReport(run: FanoutRun): BenchReport {
       'bound',
       'pods/s',
       'gateway CPU-s (cores)',
+      `machine CPU busy, cores of ${availableParallelism()}`,
       'event-loop delay p99 per second: median / worst ms',
       'delay max ms',
       'gateway RSS after MiB',
@@ -173,6 +178,7 @@ export function fanoutReport(run: FanoutRun): BenchReport {
         '',
         fmt.ratio(burst.podsPerSecond / anchor.podsPerSecond),
         fmt.ratio(burst.cpuSeconds / burst.wallSeconds / (anchor.cpuSeconds / anchor.wallSeconds)),
+        fmt.ratio(burst.machineBusyCores / anchor.machineBusyCores),
         `${fmt.ratio(lb.medianP99 / la.medianP99)} / ${fmt.ratio(lb.worstP99 / la.worstP99)}`,
         fmt.ratio(lb.max / la.max),
         fmt.ratio(burst.rssBytes / anchor.rssBytes),
@@ -235,6 +241,7 @@ export function fanoutReport(run: FanoutRun): BenchReport {
         `Gateway RSS: ${fmt.mib(run.rssIdle)} MiB after the anchor burst, ${fmt.mib(run.rssSubscribed)} MiB with every subscriber connected, ${fmt.mib(burst.rssBytes)} MiB after the burst (peak ${fmt.mib(burst.peakRssBytes)}); heap in use, largest per-second reading: ${fmt.mib(maxHeap(burst))} MiB during the burst, ${fmt.mib(maxHeap(anchor))} MiB during the anchor.`,
       `The event-loop delay is the gateway's own (prom-client's monitorEventLoopDelay gauges in /metrics, read every second; each read resets them), over the burst's ${burst.loop.length} seconds with subscribers and ${anchor.loop.length} without; the reads pass the user port's gate like any request. ` +
         `Client CPU is what the two subscriber processes used from the burst's start until every delivery was in (${clientCpu.toFixed(1)} CPU-s, ${(clientCpu / burst.wallSeconds).toFixed(2)} cores over the burst): on 2 cores it is taken from the gateway and the API server, so the pods/s ratio carries it too; the clients' own loop delay says whether they read late.`,
+      `Machine CPU busy: the whole machine's busy time over the burst (/proc/stat), every process counted — the API server, etcd, KWOK, the pod creator, the subscribers and the gateway. Near ${availableParallelism()} cores, each of them waited for a core, and that wait is in the gateway's event-loop delay and so in every delivery's latency.`,
     ],
   };
 }

@@ -13,6 +13,7 @@
 // published the decision (same machine clock).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -21,8 +22,10 @@ import { type FanoutMeasure, fanoutReport, type LoopSample, type TransportResult
 import {
   type BenchCluster,
   type BenchReport,
+  busyCores,
   fmt,
   log,
+  machineCpu,
   type ProcStats,
   procStats,
   REPO_ROOT,
@@ -121,12 +124,12 @@ async function measuredBurst(
 ): Promise<FanoutMeasure> {
   const counters = await schedulerCounters(gw.httpPort);
   const sampler = loopSampler(gw.httpPort);
-  const start = { at: Date.now(), stats: procStats(gw.pid) };
+  const start = { at: Date.now(), stats: procStats(gw.pid), machine: machineCpu() };
   let end = start;
   // runPhase calls alive() every 50 ms while it waits for the bindings: the last call marks their end.
   const alive = () => {
     if (gw.child && (gw.child.exitCode !== null || gw.child.signalCode !== null)) throw gatewayDied(cluster);
-    end = { at: Date.now(), stats: procStats(gw.pid) };
+    end = { at: Date.now(), stats: procStats(gw.pid), machine: machineCpu() };
   };
   let r: Awaited<ReturnType<typeof runPhase>>;
   let all: LoopSample[];
@@ -143,6 +146,7 @@ async function measuredBurst(
     complete: r.complete,
     wallSeconds: (end.at - start.at) / 1000,
     cpuSeconds: end.stats.cpuSeconds - start.stats.cpuSeconds,
+    machineBusyCores: busyCores(start.machine, end.machine, availableParallelism()),
     rssBytes: end.stats.rssBytes,
     peakRssBytes: end.stats.peakRssBytes,
     loop: samples,

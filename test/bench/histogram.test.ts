@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { addBuckets, histogramQuantile, parseBuckets, subtractBuckets } from './histogram.js';
+import {
+  addBuckets,
+  combineSumCounts,
+  histogramQuantile,
+  parseBuckets,
+  parseSumCounts,
+  subtractBuckets,
+} from './histogram.js';
 
 const PAGE = `# HELP x_seconds A histogram.
 # TYPE x_seconds histogram
@@ -106,5 +113,33 @@ describe('subtractBuckets and addBuckets', () => {
       [1, 10],
       [Number.POSITIVE_INFINITY, 14],
     ]);
+  });
+});
+
+describe('parseSumCounts / combineSumCounts', () => {
+  const GC = `nodeload_nodejs_gc_duration_seconds_bucket{le="0.001",kind="minor"} 1
+nodeload_nodejs_gc_duration_seconds_sum{kind="minor"} 0.25
+nodeload_nodejs_gc_duration_seconds_count{kind="minor"} 10
+nodeload_nodejs_gc_duration_seconds_sum{kind="major"} 0.5
+nodeload_nodejs_gc_duration_seconds_count{kind="major"} 2
+other_sum{kind="minor"} 99
+`;
+  it('reads _sum and _count per label value, ignoring buckets and other metrics', () => {
+    expect([...parseSumCounts(GC, 'nodeload_nodejs_gc_duration_seconds', 'kind')]).toEqual([
+      ['minor', { sum: 0.25, count: 10 }],
+      ['major', { sum: 0.5, count: 2 }],
+    ]);
+    expect(parseSumCounts(GC, 'absent', 'kind').size).toBe(0);
+  });
+  it('subtracts a phase’s start and pools phases, keeping label values either side has', () => {
+    const after = parseSumCounts(GC, 'nodeload_nodejs_gc_duration_seconds', 'kind');
+    const before = new Map([['minor', { sum: 0.05, count: 4 }]]);
+    const phase = combineSumCounts(after, before, -1);
+    expect(phase.get('minor')?.count).toBe(6);
+    expect(phase.get('minor')?.sum).toBeCloseTo(0.2);
+    expect(phase.get('major')).toEqual({ sum: 0.5, count: 2 });
+    const pooled = combineSumCounts(phase, new Map([['incremental', { sum: 0.01, count: 1 }]]), 1);
+    expect([...pooled.keys()]).toEqual(['minor', 'major', 'incremental']);
+    expect(after.get('minor')).toEqual({ sum: 0.25, count: 10 });
   });
 });

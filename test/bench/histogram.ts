@@ -15,6 +15,33 @@ export function parseBuckets(text: string, name: string): Buckets {
   return buckets;
 }
 
+/** A histogram's `_sum` and `_count` per value of `label` (e.g. prom-client's GC pauses by `kind`). */
+export type SumCounts = Map<string, { sum: number; count: number }>;
+
+export function parseSumCounts(text: string, name: string, label: string): SumCounts {
+  const out: SumCounts = new Map();
+  const re = new RegExp(`^${name}_(sum|count)\\{(?:[^}]*,)?${label}="([^"]+)"[^}]*\\} (\\S+)`, 'gm');
+  for (const m of text.matchAll(re)) {
+    const key = m[2] as string;
+    const entry = out.get(key) ?? { sum: 0, count: 0 };
+    entry[m[1] as 'sum' | 'count'] += Number(m[3]);
+    out.set(key, entry);
+  }
+  return out;
+}
+
+/** after − before, or the sum of two, per label value. */
+export function combineSumCounts(a: SumCounts, b: SumCounts, sign: 1 | -1): SumCounts {
+  const out: SumCounts = new Map([...a].map(([k, v]) => [k, { ...v }]));
+  for (const [k, v] of b) {
+    const entry = out.get(k) ?? { sum: 0, count: 0 };
+    entry.sum += sign * v.sum;
+    entry.count += sign * v.count;
+    out.set(k, entry);
+  }
+  return out;
+}
+
 /** after − before per bucket: what one phase observed. */
 export function subtractBuckets(after: Buckets, before: Buckets): Buckets {
   return new Map([...after].map(([le, n]) => [le, n - (before.get(le) ?? 0)]));

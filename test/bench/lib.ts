@@ -109,6 +109,31 @@ export function procStats(pid: number): ProcStats {
   return { rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM'), cpuSeconds: ticks / ticksPerSecond() };
 }
 
+/** The whole machine's CPU time, busy and in all, in CPU-seconds since boot (/proc/stat's first line). */
+export interface MachineCpu {
+  busySeconds: number;
+  totalSeconds: number;
+}
+
+export function machineCpu(): MachineCpu {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+  // cpu  user nice system idle iowait irq softirq steal (guest time is already counted in user).
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1, 9)
+    .map(Number);
+  const busy = (user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0);
+  const hz = ticksPerSecond();
+  return { busySeconds: busy / hz, totalSeconds: (busy + (idle ?? 0) + (iowait ?? 0)) / hz };
+}
+
+/** Cores kept busy between two readings (of os.availableParallelism() in all). */
+export function busyCores(start: MachineCpu, end: MachineCpu, cores: number): number {
+  const total = end.totalSeconds - start.totalSeconds;
+  return total > 0 ? ((end.busySeconds - start.busySeconds) / total) * cores : Number.NaN;
+}
+
 /**
  * The V8 flags the Deployment gives the gateway (manifests/base/deployment.yaml, NODE_OPTIONS): the
  * benches run it as deployed, old-generation cap included. NODELOAD_BENCH_NODE_OPTIONS overrides them

@@ -4,7 +4,15 @@ import type { ChildProcess } from 'node:child_process';
 import https from 'node:https';
 import { CoreV1Api, type KubeConfig, type V1Pod, Watch } from '@kubernetes/client-node';
 import { toNodeInfo, toPodInfo } from '../../src/cluster/convert.js';
-import { addBuckets, type Buckets, parseBuckets, subtractBuckets } from './histogram.js';
+import {
+  addBuckets,
+  type Buckets,
+  combineSumCounts,
+  parseBuckets,
+  parseSumCounts,
+  type SumCounts,
+  subtractBuckets,
+} from './histogram.js';
 import {
   adminAgent,
   BENCH_NODE_PREFIX,
@@ -76,7 +84,14 @@ export interface SchedulerProcess {
   /** Pod-name prefix of this scheduler's phase. */
   prefix: string;
   /** Its own histogram of the algorithm's time (kube-scheduler's scheduling_algorithm_duration_seconds). */
-  algorithmMetric?: { name: string; read: () => Promise<string> };
+  algorithmMetric?: {
+    name: string;
+    read: () => Promise<string>;
+    /** On the same page: the algorithm's thread CPU time (nodeload's own histogram). */
+    cpuName?: string;
+    /** On the same page: the process's GC pauses by kind (prom-client's nodejs_gc_duration_seconds). */
+    gcName?: string;
+  };
 }
 
 // Requests cycle through these so nodes fill unevenly: ~78 % of the cluster's CPU and ~51 % of its memory
@@ -165,6 +180,10 @@ export interface PhaseResult {
   after: ProcStats;
   /** What the scheduler's algorithm histogram observed during the phase. */
   algorithm?: Buckets | undefined;
+  /** Its thread CPU time over the same attempts, where the scheduler measures it. */
+  algorithmCpu?: Buckets | undefined;
+  /** Its process's GC pauses during the phase, by kind, where it reports them. */
+  gc?: SumCounts | undefined;
   overcommitted: string[];
   nodesUsed: number;
   maxPodsOnNode: number;
@@ -186,6 +205,8 @@ export interface Combined {
   latencyMs: ReturnType<typeof summarize>;
   /** The rounds' algorithm histograms, pooled. */
   algorithm?: Buckets | undefined;
+  algorithmCpu?: Buckets | undefined;
+  gc?: SumCounts | undefined;
   cpuSeconds: number;
   /** After the last round. */
   rssBytes: number;
@@ -216,6 +237,12 @@ export function combine(rs: PhaseResult[]): Combined {
     latencyMs: summarize(rs.flatMap((r) => r.latencies)),
     algorithm: rs.every((r) => r.algorithm)
       ? rs.reduce<Buckets>((sum, r) => addBuckets(sum, r.algorithm ?? new Map()), new Map())
+      : undefined,
+    algorithmCpu: rs.every((r) => r.algorithmCpu)
+      ? rs.reduce<Buckets>((sum, r) => addBuckets(sum, r.algorithmCpu ?? new Map()), new Map())
+      : undefined,
+    gc: rs.every((r) => r.gc)
+      ? rs.reduce<SumCounts>((sum, r) => combineSumCounts(sum, r.gc ?? new Map(), 1), new Map())
       : undefined,
     cpuSeconds: sum((r) => r.after.cpuSeconds - r.before.cpuSeconds),
     rssBytes: last.after.rssBytes,
@@ -404,7 +431,13 @@ export async function runPhase(
 
   const readAlgorithm = async () => {
     const m = sched.algorithmMetric;
-    return m ? parseBuckets(await m.read(), m.name) : undefined;
+    if (!m) return undefined;
+    const text = await m.read();
+    return {
+      algorithm: parseBuckets(text, m.name),
+      cpu: m.cpuName ? parseBuckets(text, m.cpuName) : undefined,
+      gc: m.gcName ? parseSumCounts(text, m.gcName, 'kind') : undefined,
+    };
   };
   const algorithmBefore = await readAlgorithm();
   const before = procStats(sched.pid);
@@ -466,7 +499,16 @@ export async function runPhase(
     latencies,
     before,
     after,
-    algorithm: algorithmAfter && algorithmBefore && subtractBuckets(algorithmAfter, algorithmBefore),
+    algorithm:
+      algorithmAfter &&
+      algorithmBefore &&
+      subtractBuckets(algorithmAfter.algorithm, algorithmBefore.algorithm),
+    algorithmCpu:
+      algorithmAfter?.cpu && algorithmBefore?.cpu && subtractBuckets(algorithmAfter.cpu, algorithmBefore.cpu),
+    gc:
+      algorithmAfter?.gc &&
+      algorithmBefore?.gc &&
+      combineSumCounts(algorithmAfter.gc, algorithmBefore.gc, -1),
     ...checks,
   };
   const lat = summarize(latencies);

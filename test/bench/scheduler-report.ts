@@ -100,6 +100,8 @@ function backlogTable(opts: SchedulerBenchOptions, backlog: BacklogResults): str
 /** Milliseconds at quantile q of a phase's algorithm histogram (NaN when the scheduler has none). */
 const algorithmMs = (r: Combined | undefined, q: number) =>
   r?.algorithm ? histogramQuantile(q, r.algorithm) * 1000 : Number.NaN;
+const algorithmCpuMs = (r: Combined | undefined, q: number) =>
+  r?.algorithmCpu ? histogramQuantile(q, r.algorithmCpu) * 1000 : Number.NaN;
 
 /**
  * The algorithm alone (filter, score, the choice; no queue wait, no bind), as each scheduler times it in
@@ -120,6 +122,17 @@ function algorithmTable(live: LiveResults, backlog: BacklogResults): string | un
     [
       row('kube-scheduler QPS 500', live.fast, backlog.fast),
       row('nodeload', live.nodeload, backlog.nodeload),
+      ...(live.nodeload.algorithmCpu && backlog.nodeload.algorithmCpu
+        ? [
+            [
+              'nodeload, on a CPU (less waiting for a core)',
+              fmt.ms(algorithmCpuMs(live.nodeload, 0.5)),
+              fmt.ms(algorithmCpuMs(live.nodeload, 0.99)),
+              fmt.ms(algorithmCpuMs(backlog.nodeload, 0.5)),
+              fmt.ms(algorithmCpuMs(backlog.nodeload, 0.99)),
+            ],
+          ]
+        : []),
       [
         '**nodeload ÷ kube-scheduler QPS 500**',
         r(algorithmMs(live.nodeload, 0.5), algorithmMs(live.fast, 0.5)),
@@ -128,6 +141,28 @@ function algorithmTable(live: LiveResults, backlog: BacklogResults): string | un
         r(algorithmMs(backlog.nodeload, 0.99), algorithmMs(backlog.fast, 0.99)),
       ],
     ],
+  );
+}
+
+/**
+ * What bounds nodeload's algorithm p99: its time on a CPU beside the wall time (the gap is time the OS ran
+ * other processes on the cores mid-cycle), and the gateway's GC pauses during each phase.
+ */
+function algorithmBoundNote(live: Combined, backlog: Combined): string | undefined {
+  if (!live.algorithmCpu || !live.gc || !backlog.gc) return undefined;
+  const pauses = (r: Combined) =>
+    [...(r.gc ?? new Map())]
+      .filter(([, v]) => v.count > 0)
+      .map(([kind, v]) => `${fmt.int(v.count)} ${kind} (mean ${fmt.ms((v.sum / v.count) * 1000)} ms)`)
+      .join(', ') || 'none';
+  return (
+    "What bounds nodeload's algorithm tail: its wall time against its time on a CPU " +
+    "(nodeload_scheduler_scheduling_algorithm_cpu_seconds: the same code's wall time less the time the " +
+    "scheduler thread waited for a core meanwhile, Linux's schedstat run_delay), p99 " +
+    `${fmt.ms(algorithmMs(live, 0.99))} vs ${fmt.ms(algorithmCpuMs(live, 0.99))} ms live, ` +
+    `${fmt.ms(algorithmMs(backlog, 0.99))} vs ${fmt.ms(algorithmCpuMs(backlog, 0.99))} ms backlog. ` +
+    "Time on a CPU includes the garbage collections that paused a cycle; the gateway's GC pauses " +
+    `(nodeload_nodejs_gc_duration_seconds, by kind): live ${pauses(live)}; backlog ${pauses(backlog)}.`
   );
 }
 
@@ -294,6 +329,7 @@ export function schedulerReport(
         "1 ms) and nodeload's nodeload_scheduler_scheduling_algorithm_duration_seconds (from 0.1 ms), read before " +
         "and after each phase; quantiles interpolated within a bucket as PromQL's histogram_quantile does, so a " +
         'figure under 1 ms for kube-scheduler only says its attempts fell in the first bucket.',
+      ...[algorithmBoundNote(nodeload, backlog.nodeload)].filter((n): n is string => n !== undefined),
       `nodeload's own counters after its phases: bound ${String(gatewayStatus['bound'])}, failed ` +
         `${String(gatewayStatus['failed'])}, conflicts ${String(gatewayStatus['conflicts'])}, unschedulable ` +
         `${String(gatewayStatus['unschedulable'])}.`,

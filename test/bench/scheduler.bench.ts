@@ -240,6 +240,8 @@ export async function startGateway(
     algorithmMetric: {
       name: 'nodeload_scheduler_scheduling_algorithm_duration_seconds',
       read: () => fetch(`${base}/metrics`).then((r) => r.text()),
+      cpuName: 'nodeload_scheduler_scheduling_algorithm_cpu_seconds',
+      gcName: 'nodeload_nodejs_gc_duration_seconds',
     },
   };
 }
