@@ -25,6 +25,7 @@ import {
   sleep,
   summarize,
 } from './lib.js';
+import { type MemoryBreakdown, parseMemoryBreakdown } from './memory-breakdown.js';
 
 export const SCHED_NAMESPACE = 'bench-sched';
 
@@ -91,6 +92,8 @@ export interface SchedulerProcess {
     cpuName?: string;
     /** On the same page: the process's GC pauses by kind (prom-client's nodejs_gc_duration_seconds). */
     gcName?: string;
+    /** On the same page: prom-client's default metrics under this prefix, for a memory breakdown. */
+    memoryPrefix?: string;
   };
 }
 
@@ -184,6 +187,8 @@ export interface PhaseResult {
   algorithmCpu?: Buckets | undefined;
   /** Its process's GC pauses during the phase, by kind, where it reports them. */
   gc?: SumCounts | undefined;
+  /** Where its memory is right after the phase, where it reports it. */
+  memory?: MemoryBreakdown | undefined;
   overcommitted: string[];
   nodesUsed: number;
   maxPodsOnNode: number;
@@ -207,6 +212,8 @@ export interface Combined {
   algorithm?: Buckets | undefined;
   algorithmCpu?: Buckets | undefined;
   gc?: SumCounts | undefined;
+  /** After the last round. */
+  memory?: MemoryBreakdown | undefined;
   cpuSeconds: number;
   /** After the last round. */
   rssBytes: number;
@@ -244,6 +251,7 @@ export function combine(rs: PhaseResult[]): Combined {
     gc: rs.every((r) => r.gc)
       ? rs.reduce<SumCounts>((sum, r) => combineSumCounts(sum, r.gc ?? new Map(), 1), new Map())
       : undefined,
+    memory: last.memory,
     cpuSeconds: sum((r) => r.after.cpuSeconds - r.before.cpuSeconds),
     rssBytes: last.after.rssBytes,
     peakRssBytes: Math.max(...rs.map((r) => r.after.peakRssBytes)),
@@ -437,6 +445,7 @@ export async function runPhase(
       algorithm: parseBuckets(text, m.name),
       cpu: m.cpuName ? parseBuckets(text, m.cpuName) : undefined,
       gc: m.gcName ? parseSumCounts(text, m.gcName, 'kind') : undefined,
+      memory: m.memoryPrefix !== undefined ? parseMemoryBreakdown(text, m.memoryPrefix) : undefined,
     };
   };
   const algorithmBefore = await readAlgorithm();
@@ -509,6 +518,7 @@ export async function runPhase(
       algorithmAfter?.gc &&
       algorithmBefore?.gc &&
       combineSumCounts(algorithmAfter.gc, algorithmBefore.gc, -1),
+    memory: algorithmAfter?.memory,
     ...checks,
   };
   const lat = summarize(latencies);

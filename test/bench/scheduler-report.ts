@@ -2,6 +2,7 @@
 // nodeload and the bare binder (the ceiling), pooled over rounds by scheduler-phase.ts's combine().
 import { histogramQuantile } from './histogram.js';
 import { type BenchReport, fmt, markdownTable, type ProcStats } from './lib.js';
+import { describeMemory } from './memory-breakdown.js';
 import { type Combined, CPU, MEMORY, type SchedulerBenchOptions } from './scheduler-phase.js';
 
 export interface LiveResults {
@@ -330,6 +331,15 @@ export function schedulerReport(
         "and after each phase; quantiles interpolated within a bucket as PromQL's histogram_quantile does, so a " +
         'figure under 1 ms for kube-scheduler only says its attempts fell in the first bucket.',
       ...[algorithmBoundNote(nodeload, backlog.nodeload)].filter((n): n is string => n !== undefined),
+      ...(nodeload.memory
+        ? [
+            `nodeload's memory right after its live phase (its /metrics: prom-client's process and V8 heap ` +
+              `gauges): ${describeMemory(nodeload.memory)}. The new space is V8's young generation, which a ` +
+              "burst grows up to the Deployment's --max-semi-space-size (64 MiB) per semi-space; the " +
+              "gateway returns it after the loop has been quiet (--idle-memory-reclaim-seconds). kube-scheduler's " +
+              'RSS is a Go heap of its informer caches and the scheduler cache.',
+          ]
+        : []),
       `nodeload's own counters after its phases: bound ${String(gatewayStatus['bound'])}, failed ` +
         `${String(gatewayStatus['failed'])}, conflicts ${String(gatewayStatus['conflicts'])}, unschedulable ` +
         `${String(gatewayStatus['unschedulable'])}.`,

@@ -242,6 +242,7 @@ export async function startGateway(
       read: () => fetch(`${base}/metrics`).then((r) => r.text()),
       cpuName: 'nodeload_scheduler_scheduling_algorithm_cpu_seconds',
       gcName: 'nodeload_nodejs_gc_duration_seconds',
+      memoryPrefix: 'nodeload_',
     },
   };
 }
