@@ -1,6 +1,6 @@
 /**
  * Returning the heap's idle memory to the OS once a burst is over. While pods are scheduled in a burst
- * V8 grows the young generation to its maximum (2 × --max-semi-space-size: 128 MiB with the Deployment's
+ * V8 grows the young generation to its maximum (2 × --max-semi-space-size: 64 MiB with the Deployment's
  * flags) and the old generation past what stays live, and keeps those pages afterwards: Node never tells
  * V8 the process is idle, and a regular full GC shrinks the young generation but keeps its pages pooled.
  * Measured with the Deployment's flags: after a burst, RSS 430 MiB; after two regular full GCs 430 MiB;

@@ -335,7 +335,7 @@ export function schedulerReport(
         ? [
             `nodeload's memory right after its live phase (its /metrics: prom-client's process and V8 heap ` +
               `gauges): ${describeMemory(nodeload.memory)}. The new space is V8's young generation, which a ` +
-              "burst grows up to the Deployment's --max-semi-space-size (64 MiB) per semi-space; the " +
+              "burst grows up to the Deployment's --max-semi-space-size per semi-space; the " +
               "gateway returns it after the loop has been quiet (--idle-memory-reclaim-seconds). kube-scheduler's " +
               'RSS is a Go heap of its informer caches and the scheduler cache.',
           ]
