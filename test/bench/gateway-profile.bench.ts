@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { procStats, runWhenMain, stopChild } from './lib.js';
+import { describeMemory, parseMemoryBreakdown } from './memory-breakdown.js';
 import { prepareCluster, SCHEDULER_DEFAULTS, startGateway } from './scheduler.bench.js';
 import { type BenchWorkload, type PhaseMode, runPhase } from './scheduler-phase.js';
 
@@ -75,19 +76,12 @@ runWhenMain(import.meta.url, { scheduler: false }, async (cluster) => {
     );
     // Where the resident memory is: V8's spaces (the gateway's own metrics) against the process's mappings.
     const metrics = await fetch(`http://127.0.0.1:${gateway.httpPort}/metrics`).then((r) => r.text());
-    const mib = (re: RegExp) =>
-      [...metrics.matchAll(re)].map((m) => `${m[1]} ${(Number(m[2]) / 2 ** 20).toFixed(0)}`).join(', ');
-    rows.push(
-      `V8 spaces used MiB: ${mib(/^nodeload_nodejs_heap_space_size_used_bytes\{space="(\w+)"\} (\S+)/gm)}`,
-    );
-    rows.push(
-      `V8 spaces total MiB: ${mib(/^nodeload_nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)/gm)}`,
-    );
+    const memory = parseMemoryBreakdown(metrics, 'nodeload_');
+    if (memory) rows.push(describeMemory(memory));
     // Whether pods waited in the queue (attempts per result; SLI = first attempt → bound, attempt = the cycle).
     rows.push(
       `scheduler: ${[...metrics.matchAll(/^nodeload_scheduler_(schedule_attempts_total\{[^}]*\}|scheduling_attempt_duration_seconds_(?:sum|count)|pod_scheduling_sli_duration_seconds_(?:sum|count))(?:\{[^}]*\})? (\S+)/gm)].map((m) => `${m[1]} ${Number(m[2]).toFixed(m[1]?.endsWith('sum') ? 1 : 0)}`).join(', ')}`,
     );
-    rows.push(`external MiB: ${mib(/^(nodeload_nodejs_external_memory_bytes) (\S+)/gm)}`);
     const rollup = readFileSync(`/proc/${gateway.pid}/smaps_rollup`, 'utf8');
     rows.push(
       `smaps: ${['Rss', 'Anonymous', 'Shared_Clean', 'Private_Clean'].map((k) => `${k} ${(Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? 0) / 1024).toFixed(0)}`).join(', ')} MiB`,

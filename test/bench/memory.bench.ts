@@ -23,6 +23,7 @@ import {
   stopChild,
   waitForUrl,
 } from './lib.js';
+import { parseMemoryBreakdown } from './memory-breakdown.js';
 import { deleteAllPods, runPhase, SCHED_NAMESPACE, type SchedulerProcess } from './scheduler-phase.js';
 
 const SCHEDULER = 'nodeload-scheduler';
@@ -228,13 +229,11 @@ export interface MemoryBenchOptions {
 async function processMetrics(
   base: string,
 ): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
-  const text = await fetch(`${base}/metrics`).then((r) => r.text());
-  const value = (name: string) =>
-    Number(new RegExp(`^nodeload_${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+  const m = parseMemoryBreakdown(await fetch(`${base}/metrics`).then((r) => r.text()), 'nodeload_');
   return {
-    heapUsed: value('nodejs_heap_size_used_bytes'),
-    heapTotal: value('nodejs_heap_size_total_bytes'),
-    external: value('nodejs_external_memory_bytes'),
+    heapUsed: m?.heapUsedBytes ?? Number.NaN,
+    heapTotal: m?.heapTotalBytes ?? Number.NaN,
+    external: m?.externalBytes ?? Number.NaN,
   };
 }
 

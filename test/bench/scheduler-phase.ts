@@ -88,7 +88,7 @@ export interface SchedulerProcess {
   algorithmMetric?: {
     name: string;
     read: () => Promise<string>;
-    /** On the same page: the algorithm's thread CPU time (nodeload's own histogram). */
+    /** On the same page: the algorithm's time on a CPU (nodeload's own histogram: wall less waiting for a core). */
     cpuName?: string;
     /** On the same page: the process's GC pauses by kind (prom-client's nodejs_gc_duration_seconds). */
     gcName?: string;
@@ -183,7 +183,7 @@ export interface PhaseResult {
   after: ProcStats;
   /** What the scheduler's algorithm histogram observed during the phase. */
   algorithm?: Buckets | undefined;
-  /** Its thread CPU time over the same attempts, where the scheduler measures it. */
+  /** Its time on a CPU over the same attempts (wall less waiting for a core), where the scheduler measures it. */
   algorithmCpu?: Buckets | undefined;
   /** Its process's GC pauses during the phase, by kind, where it reports them. */
   gc?: SumCounts | undefined;
