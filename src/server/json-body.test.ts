@@ -21,6 +21,17 @@ describe('jsonRequestProblem', () => {
     expect(problem && !problem.ok ? problem.type : undefined).toBe(want);
     if (problem && !problem.ok) expect(problem.status).toBe(415);
   });
+
+  it('remembers only that a Content-Type was accepted, not that a request was', () => {
+    const type = 'application/json; charset=UTF-8';
+    expect(jsonRequestProblem({ 'content-type': type })).toBeUndefined();
+    expect(jsonRequestProblem({ 'content-type': type })).toBeUndefined();
+    const gzip = jsonRequestProblem({ 'content-type': type, 'content-encoding': 'gzip' });
+    expect(gzip && !gzip.ok ? gzip.type : undefined).toBe('encoding.unsupported');
+    const other = jsonRequestProblem({ 'content-type': 'application/json; charset=latin1' });
+    expect(other && !other.ok ? other.type : undefined).toBe('charset.unsupported');
+    expect(jsonRequestProblem({ 'content-type': type })).toBeUndefined();
+  });
 });
 
 describe('parseJsonText', () => {

@@ -24,6 +24,19 @@ const fail = (status: number, type: string, message: string): JsonBody => ({
  * `application/json` and never compresses a webhook call, so other encodings are refused, not inflated.
  */
 export function jsonRequestProblem(headers: IncomingMessage['headers']): JsonBody | undefined {
+  const contentType = headers['content-type'];
+  // Every call from the API server carries the same header: one accepted before needs no parse.
+  if (contentType !== undefined && contentType === lastAccepted && headers['content-encoding'] === undefined)
+    return undefined;
+  const problem = contentTypeProblem(headers);
+  if (!problem && contentType !== undefined) lastAccepted = contentType;
+  return problem;
+}
+
+/** The last Content-Type jsonRequestProblem accepted. */
+let lastAccepted: string | undefined;
+
+function contentTypeProblem(headers: IncomingMessage['headers']): JsonBody | undefined {
   let type: { type: string; parameters: Record<string, string> };
   try {
     type = parseContentType(headers['content-type'] ?? '');

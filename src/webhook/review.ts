@@ -164,8 +164,10 @@ export function parseReview(body: unknown): ParsedReview {
 }
 
 export function reviewResponse(response: AdmissionResponse): AdmissionReviewResponse {
-  const r: AdmissionResponse = { ...response };
-  if (r.warnings && r.warnings.length === 0) delete r.warnings;
+  // Built without the empty key rather than deleting it: `delete` turns the object into a dictionary,
+  // and the patch memo copies each memoised response once per request (patch-memo.ts).
+  const { warnings, ...rest } = response;
+  const r: AdmissionResponse = warnings && warnings.length > 0 ? { ...rest, warnings } : rest;
   return { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_KIND, response: r };
 }
 

@@ -69,6 +69,19 @@ function sendError(res: ServerResponse, status: number, error: string, message: 
 /** The admission routes by path, as plain node:http handlers (POST only). */
 export function webhookRoutes(opts: WebhookRoutesOptions): FastRoutes {
   const { requests, breakGlass, duration } = metrics(opts.registry);
+  // Each (route, result) pair's series, looked up once: labelling per request hashes the label set.
+  const seriesOf = new Map<string, { count: () => void; time: (seconds: number) => void }>();
+  const series = (route: WebhookRoute, result: RequestResult) => {
+    const key = `${route} ${result}`;
+    let found = seriesOf.get(key);
+    if (!found) {
+      const counter = requests.labels({ route, result });
+      const histogram = duration.labels({ route, result });
+      found = { count: () => counter.inc(), time: (seconds) => histogram.observe(seconds) };
+      seriesOf.set(key, found);
+    }
+    return found;
+  };
   const limit = bytes.parse(opts.bodyLimit);
   if (limit === null || !Number.isFinite(limit))
     throw new Error(`webhook body limit "${opts.bodyLimit}" is not a size`);
@@ -126,8 +139,9 @@ export function webhookRoutes(opts: WebhookRoutesOptions): FastRoutes {
       const start = performance.now();
       let result: RequestResult = 'error';
       res.once('finish', () => {
-        requests.inc({ route, result });
-        duration.observe({ route, result }, (performance.now() - start) / 1000);
+        const { count, time } = series(route, result);
+        count();
+        time((performance.now() - start) / 1000);
       });
       readJsonBody(req, limit, (body) => {
         try {

@@ -1,7 +1,9 @@
 // A server under test for webhook.bench.ts, in a process of its own so its memory and CPU are its own:
 //
 //   node --import tsx test/bench/webhook-target.ts raw       the anchor: node:https, read body, JSON.parse,
-//                                                             answer an allowed AdmissionReview
+//                                                             answer an allowed AdmissionReview (with
+//                                                             BENCH_ANSWER_PAD, a JSON patch of that many
+//                                                             base64 bytes: the anchor sending nodeload's bytes)
 //   node --import tsx test/bench/webhook-target.ts gateway   startGateway with only the webhook component,
 //                                                             from dist/ (BENCH_GATEWAY_DIST)
 //
@@ -21,6 +23,11 @@ function env(name: string): string {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 async function raw(): Promise<{ port: number; stop: () => Promise<void> }> {
+  // One annotation whose value fills the patch out to about `pad` base64 characters.
+  const pad = Number(process.env['BENCH_ANSWER_PAD'] ?? 0);
+  const op = (value: string) => JSON.stringify([{ op: 'add', path: '/metadata/annotations/pad', value }]);
+  const padded = op('x'.repeat(Math.max(0, Math.floor((pad * 3) / 4) - op('').length)));
+  const patch = pad > 0 ? { patchType: 'JSONPatch', patch: Buffer.from(padded).toString('base64') } : {};
   // Same TLS settings as the gateway's kube-facing server (src/server/tls-server.ts).
   const server = https.createServer(
     {
@@ -45,7 +52,7 @@ async function raw(): Promise<{ port: number; stop: () => Promise<void> }> {
         const body = JSON.stringify({
           apiVersion: 'admission.k8s.io/v1',
           kind: 'AdmissionReview',
-          response: { uid, allowed: true },
+          response: { uid, allowed: true, ...patch },
         });
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
         res.end(body);

@@ -60,21 +60,25 @@ const TARGET_SCRIPT = new URL('./webhook-target.ts', import.meta.url).pathname;
 // ---------------------------------------------------------------------------------------------------------
 // servers under test
 
+/** raw: the anchor; sized: the anchor answering as many bytes as nodeload does (BENCH_ANSWER_PAD). */
+type TargetName = 'raw' | 'gateway' | 'sized';
+
 interface Target {
-  name: 'raw' | 'gateway';
+  name: TargetName;
   child: ChildProcess;
   pid: number;
   port: number;
 }
 
 async function startTarget(
-  name: Target['name'],
+  name: TargetName,
   cluster: BenchCluster,
   opts: WebhookBenchOptions,
   expectRules: number,
+  answerPad = 0,
 ): Promise<Target> {
   const logFile = path.join(cluster.workDir, `webhook-${name}.log`);
-  const child = spawnTs(TARGET_SCRIPT, [name], {
+  const child = spawnTs(TARGET_SCRIPT, [name === 'sized' ? 'raw' : name], {
     logFile,
     stdout: 'pipe',
     // NODELOAD_BENCH_PROFILE=1: a V8 CPU profile of each server, written to the kept scratch dir on exit.
@@ -90,6 +94,7 @@ async function startTarget(
       BENCH_LOG_LEVEL: opts.logLevel,
       BENCH_EXPECT_RULES: String(expectRules),
       BENCH_EXPECT_NODES: String(opts.nodes),
+      ...(name === 'sized' ? { BENCH_ANSWER_PAD: String(answerPad) } : {}),
       // The gateway's compiled modules (dist/, built once per bench process). Not the bundle the image
       // runs: it has no entry point that starts the webhook component alone.
       ...(name === 'gateway' ? { BENCH_GATEWAY_DIST: compiledGatewayDir() } : {}),
@@ -127,7 +132,7 @@ interface DriveResult {
   failures: number;
   firstFailure?: string;
   /** The decoded answer to the first request (to show what work the server did). */
-  sample?: { allowed: boolean; patchOps: number; patchPaths: string[] };
+  sample?: { allowed: boolean; patchOps: number; patchPaths: string[]; bytes: number };
 }
 
 function drive(
@@ -184,7 +189,12 @@ function drive(
               const ops = r.patch
                 ? (JSON.parse(Buffer.from(r.patch, 'base64').toString('utf8')) as { path: string }[])
                 : [];
-              sample = { allowed: r.allowed, patchOps: ops.length, patchPaths: ops.map((o) => o.path) };
+              sample = {
+                allowed: r.allowed,
+                patchOps: ops.length,
+                patchPaths: ops.map((o) => o.path),
+                bytes: Buffer.byteLength(text),
+              };
             }
             resolve();
           });
@@ -268,10 +278,13 @@ export async function runWebhookBench(
 
   const targets: Target[] = [];
   try {
-    for (const name of ['raw', 'gateway'] as const)
-      targets.push(await startTarget(name, cluster, opts, ruleCount));
-    const results = new Map<Target['name'], Measured>();
-    for (const t of targets) {
+    const results = new Map<TargetName, Measured>();
+    const start = async (name: TargetName, answerPad = 0) => {
+      const t = await startTarget(name, cluster, opts, ruleCount, answerPad);
+      targets.push(t);
+      return t;
+    };
+    const warmUp = async (t: Target) => {
       const warm = await drive(t.port, ca, template, opts.warmup, opts.concurrency, true);
       if (warm.failures)
         throw new Error(`${t.name}: ${warm.failures} failed warm-up requests: ${warm.firstFailure}`);
@@ -288,8 +301,17 @@ export async function runWebhookBench(
         idleRssBytes: s.rssBytes,
         sample: warm.sample,
       });
-      log(`webhook: ${t.name} warmed up (${opts.warmup} requests), RSS ${fmt.mib(s.rssBytes)} MiB`);
-    }
+      log(
+        `webhook: ${t.name} warmed up (${opts.warmup} requests, ${fmt.int(warm.sample?.bytes ?? 0)}-byte ` +
+          `answers), RSS ${fmt.mib(s.rssBytes)} MiB`,
+      );
+      return warm.sample?.bytes ?? 0;
+    };
+    const rawBytes = await warmUp(await start('raw'));
+    const gatewayBytes = await warmUp(await start('gateway'));
+    // The sized anchor starts once nodeload's warm-up answer tells how many bytes it sends.
+    const patchFields = ',"patchType":"JSONPatch","patch":""'.length;
+    await warmUp(await start('sized', Math.max(0, gatewayBytes - rawBytes - patchFields)));
     for (let round = 0; round < opts.rounds; round++) {
       for (const t of targets) {
         const m = results.get(t.name) as Measured;
@@ -321,10 +343,11 @@ export async function runWebhookBench(
 function report(
   opts: WebhookBenchOptions,
   template: string,
-  results: Map<'raw' | 'gateway', Measured>,
+  results: Map<TargetName, Measured>,
 ): BenchReport {
   const raw = results.get('raw') as Measured;
   const gw = results.get('gateway') as Measured;
+  const sized = results.get('sized') as Measured;
   const row = (m: Measured) => {
     const lat = summarize(m.latencies);
     const rps = m.requests / (m.elapsedMs / 1000);
@@ -345,12 +368,17 @@ function report(
   };
   const r = row(raw);
   const g = row(gw);
+  const z = row(sized);
   const ratio = {
     rps: g.rps / r.rps,
     p50: g.lat.p50 / r.lat.p50,
     p99: g.lat.p99 / r.lat.p99,
     perCpu: g.perCpu / r.perCpu,
     rss: gw.rssBytes / raw.rssBytes,
+    /** Against the anchor sending nodeload's bytes: what deciding costs, apart from the answer's size. */
+    perCpuSized: g.perCpu / z.perCpu,
+    /** What the answer's size alone costs the anchor. */
+    sizedOverRaw: z.perCpu / r.perCpu,
   };
   const table = markdownTable(
     [
@@ -365,6 +393,7 @@ function report(
     ],
     [
       ['raw `node:https` + `JSON.parse` (anchor)', ...r.cells],
+      [`raw, answering nodeload's ${fmt.int(gw.sample?.bytes ?? 0)} bytes`, ...z.cells],
       [`nodeload gateway, webhook only (log level ${opts.logLevel})`, ...g.cells],
       [
         '**nodeload ÷ raw**',
@@ -392,6 +421,11 @@ function report(
       { metric: 'webhook req/s', value: ratio.rps, anchor: 'raw node:https' },
       { metric: 'webhook p99 latency', value: ratio.p99, anchor: 'raw node:https', note: 'lower is better' },
       { metric: 'webhook reviews per CPU-second', value: ratio.perCpu, anchor: 'raw node:https' },
+      {
+        metric: 'webhook reviews per CPU-second, same answer size',
+        value: ratio.perCpuSized,
+        anchor: "raw node:https answering nodeload's bytes",
+      },
       { metric: 'webhook RSS', value: ratio.rss, anchor: 'raw node:https', note: 'lower is better' },
     ],
     notes: [
@@ -408,8 +442,11 @@ function report(
         'loaded from dist/ (npm run build) by a target process that itself runs under tsx.',
       'Each answer is served by the plain node:http handler the gateway runs ahead of express ' +
         '(src/server/fast-routes.ts), and a pod shape seen before is answered from the patch memo ' +
-        '(src/webhook/patch-memo.ts): what remains is reading the review (JSON.parse) and writing an answer ' +
-        'of ~11 KB through TLS, against the anchor’s ~100 bytes.',
+        '(src/webhook/patch-memo.ts). A patch naming allowed nodes is long because the API server takes one ' +
+        'node name per matchFields term, so the answer is a node-affinity term per allowed node. Its size ' +
+        `alone costs the anchor ${fmt.ratio(ratio.sizedOverRaw)} of its reviews per CPU-second (the second ` +
+        `row, same run); against that row nodeload is at ${fmt.ratio(ratio.perCpuSized)}: the rest is the ` +
+        'decision (validating the pod, matching rules, the memo key and the answer’s copy with this uid).',
     ],
   };
 }
