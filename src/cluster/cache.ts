@@ -4,12 +4,13 @@
  * published as changes on one event bus. Everything else reads these maps through ClusterView
  * (view.ts); nothing else lists or watches these kinds.
  *
- * metrics.k8s.io has no watch: while discovery says it is served, node metrics are polled.
+ * metrics.k8s.io has no watch: while discovery says it is served, node metrics are polled
+ * (metrics-poll.ts).
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { EventBus } from '../events/bus.js';
-import { toNamespaceInfo, toNodeInfo, toNodeMetricsInfo, toPodInfo } from './convert.js';
+import { toNamespaceInfo, toNodeInfo, toPodInfo } from './convert.js';
 import {
   toClaimInfo,
   toCsiNodeInfo,
@@ -29,6 +30,7 @@ import {
   watchFnFor,
 } from './informer.js';
 import { ApiListers, metricsVersion, type ResourceName } from './listers.js';
+import { NodeMetricsGate } from './metrics-poll.js';
 import type {
   ClaimInfo,
   CsiNodeInfo,
@@ -41,6 +43,7 @@ import type {
   VolumeInfo,
 } from './model.js';
 import { podKey } from './model.js';
+import { PodIndex } from './pod-index.js';
 import type { Change, ClusterTopics, ClusterView, NamespacedObject, RuleEntry } from './view.js';
 
 /**
@@ -97,22 +100,14 @@ export interface ClusterCacheOptions<R extends NamespacedObject = NamespacedObje
   discoverMetrics?: () => Promise<boolean>;
 }
 
-const EMPTY: ReadonlyMap<string, PodInfo> = new Map();
-
-function timeout<T>(ms: number, value: T): Promise<T> {
-  return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
-}
-
 export class ClusterCache<R extends NamespacedObject = NamespacedObject> implements ClusterView<R> {
   readonly bus: EventBus<ClusterTopics<R>>;
   readonly now: () => number;
 
   private readonly nodeMap = new Map<string, NodeInfo>();
   private readonly podMap = new Map<string, PodInfo>();
-  private readonly podsByNode = new Map<string, Map<string, PodInfo>>();
-  private readonly unscheduled = new Map<string, PodInfo>();
+  private readonly podIndex = new PodIndex();
   private readonly ruleMap = new Map<string, RuleEntry<R>>();
-  private readonly metricsMap = new Map<string, NodeMetricsInfo>();
   private readonly namespaceMap = new Map<string, NamespaceInfo>();
   private readonly claimMap = new Map<string, ClaimInfo>();
   private readonly volumeMap = new Map<string, VolumeInfo>();
@@ -122,18 +117,12 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
 
   private readonly log: Logger;
   private readonly factory: InformerFactory;
-  private readonly discover: () => Promise<boolean>;
-  private readonly metricsPollMs: number;
-  private readonly discoveryIntervalMs: number;
+  private readonly metricsGate: NodeMetricsGate;
   private readonly informers = new Map<ResourceName, InformerLike>();
-  private metricsInformer: InformerLike | undefined;
-  private served = false;
-  private discoveryTimer: NodeJS.Timeout | undefined;
   private readonly readyPromise: Promise<void>;
   private resolveReady!: () => void;
   private readyFlag = false;
   private state: 'new' | 'running' | 'stopped' = 'new';
-  private discoveryInFlight: Promise<void> | undefined;
   private readonly listers: ApiListers;
 
   constructor(private readonly opts: ClusterCacheOptions<R>) {
@@ -142,11 +131,22 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
     this.bus = new EventBus<ClusterTopics<R>>({
       onListenerError: (err, topic) => this.log.error({ err, topic }, 'cluster event listener failed'),
     });
-    this.metricsPollMs = (opts.metricsPollSeconds ?? 15) * 1000;
-    this.discoveryIntervalMs = (opts.discoveryIntervalSeconds ?? 60) * 1000;
     this.listers = new ApiListers(opts.kubeConfig, opts.rules);
     this.factory = opts.informerFactory ?? this.defaultFactory();
-    this.discover = opts.discoverMetrics ?? (() => this.listers.metricsServed());
+    const pollMs = (opts.metricsPollSeconds ?? 15) * 1000;
+    this.metricsGate = new NodeMetricsGate({
+      discover: opts.discoverMetrics ?? (() => this.listers.metricsServed()),
+      pollMs,
+      discoveryIntervalMs: (opts.discoveryIntervalSeconds ?? 60) * 1000,
+      poll: (handlers) =>
+        this.factory(
+          { ...this.spec('nodemetrics'), pollIntervalMs: pollMs, versionOf: metricsVersion },
+          handlers,
+        ),
+      onChange: (change) => this.bus.emit('metrics', change),
+      onServed: (served) => this.bus.emit('metricsServed', { served }),
+      log: this.log,
+    });
     this.readyPromise = new Promise((resolve) => {
       this.resolveReady = resolve;
     });
@@ -197,7 +197,7 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
   }
 
   get metrics(): ReadonlyMap<string, NodeMetricsInfo> {
-    return this.metricsMap;
+    return this.metricsGate.metrics;
   }
 
   /**
@@ -205,23 +205,24 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
    * its backend is currently failing; flips to true only after the first poll has had its chance.
    */
   get metricsServed(): boolean {
-    return this.served;
+    return this.metricsGate.isServed;
   }
 
   /** Every pod bound to the node, terminal and deleting ones included (the load model filters). */
   podsOnNode(node: string): ReadonlyMap<string, PodInfo> {
-    return this.podsByNode.get(node) ?? EMPTY;
+    return this.podIndex.onNode(node);
   }
 
   /** Pods not bound to a node that still want one (not terminal, not being deleted). */
   unscheduledPods(): Iterable<PodInfo> {
-    return this.unscheduled.values();
+    return this.podIndex.waiting();
   }
 
   informerStats(): Partial<Record<ResourceName, InformerStats>> {
     const out: Partial<Record<ResourceName, InformerStats>> = {};
     for (const [name, informer] of this.informers) out[name] = informer.stats;
-    if (this.metricsInformer) out.nodemetrics = this.metricsInformer.stats;
+    const metrics = this.metricsGate.stats;
+    if (metrics) out.nodemetrics = metrics;
     return out;
   }
 
@@ -278,9 +279,7 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
       this.informers.set(spec.name, informer);
       informer.start();
     }
-    const firstMetricsRound = this.checkMetricsServed();
-    this.discoveryTimer = setInterval(() => void this.checkMetricsServed(), this.discoveryIntervalMs);
-    this.discoveryTimer.unref();
+    const firstMetricsRound = this.metricsGate.start();
     void Promise.all([...[...this.informers.values()].map((i) => i.synced), firstMetricsRound]).then(() => {
       if (this.state !== 'running') return;
       this.readyFlag = true;
@@ -289,7 +288,7 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
           nodes: this.nodeMap.size,
           pods: this.podMap.size,
           rules: this.ruleMap.size,
-          metricsServed: this.served,
+          metricsServed: this.metricsGate.isServed,
         },
         'cluster cache synced',
       );
@@ -301,10 +300,8 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
   stop(): void {
     if (this.state === 'stopped') return;
     this.state = 'stopped';
-    clearInterval(this.discoveryTimer);
     for (const informer of this.informers.values()) informer.stop();
-    this.metricsInformer?.stop();
-    this.metricsInformer = undefined;
+    this.metricsGate.stop();
   }
 
   /**
@@ -343,9 +340,9 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
     const key = podKey(next);
     const old = this.podMap.get(key);
     if (old && old.resourceVersion === next.resourceVersion) return;
-    if (old) this.unindexPod(key, old);
+    if (old) this.podIndex.remove(key, old);
     this.podMap.set(key, next);
-    this.indexPod(key, next);
+    this.podIndex.add(key, next);
     this.bus.emit('pod', old ? { type: 'update', old, new: next } : { type: 'add', new: next });
   }
 
@@ -354,31 +351,8 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
     const old = this.podMap.get(key);
     if (!old) return;
     this.podMap.delete(key);
-    this.unindexPod(key, old);
+    this.podIndex.remove(key, old);
     this.bus.emit('pod', { type: 'delete', old });
-  }
-
-  private indexPod(key: string, pod: PodInfo): void {
-    if (pod.nodeName) {
-      let onNode = this.podsByNode.get(pod.nodeName);
-      if (!onNode) {
-        onNode = new Map();
-        this.podsByNode.set(pod.nodeName, onNode);
-      }
-      onNode.set(key, pod);
-    } else if (!pod.terminal && !pod.deleting) {
-      this.unscheduled.set(key, pod);
-    }
-  }
-
-  private unindexPod(key: string, pod: PodInfo): void {
-    if (pod.nodeName) {
-      const onNode = this.podsByNode.get(pod.nodeName);
-      onNode?.delete(key);
-      if (onNode?.size === 0) this.podsByNode.delete(pod.nodeName);
-    } else {
-      this.unscheduled.delete(key);
-    }
   }
 
   private upsertNamespace(raw: KubeObject): void {
@@ -415,70 +389,11 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
     this.bus.emit('rule', { type: 'delete', old });
   }
 
-  private upsertMetrics(raw: KubeObject): void {
-    const next = toNodeMetricsInfo(raw);
-    const old = this.metricsMap.get(next.name);
-    if (old && old.timestamp === next.timestamp && sameUsage(old, next)) return;
-    this.metricsMap.set(next.name, next);
-    this.bus.emit('metrics', old ? { type: 'update', old, new: next } : { type: 'add', new: next });
-  }
-
-  private deleteMetrics(name: string): void {
-    const old = this.metricsMap.get(name);
-    if (!old) return;
-    this.metricsMap.delete(name);
-    this.bus.emit('metrics', { type: 'delete', old });
-  }
-
-  // ---- metrics.k8s.io: discovery-gated polling ----
+  // ---- metrics.k8s.io (metrics-poll.ts) ----
 
   /** Asks discovery now (it is also asked every discoveryIntervalSeconds) and starts/stops polling. */
   checkMetricsServed(): Promise<void> {
-    this.discoveryInFlight ??= this.discoverAndApply().finally(() => {
-      this.discoveryInFlight = undefined;
-    });
-    return this.discoveryInFlight;
-  }
-
-  private async discoverAndApply(): Promise<void> {
-    let served: boolean;
-    try {
-      served = await this.discover();
-    } catch (err) {
-      this.log.warn({ err }, 'metrics.k8s.io discovery failed; keeping the previous answer');
-      return;
-    }
-    if (this.state !== 'running') return;
-    if (served && !this.metricsInformer) {
-      this.log.info(
-        { pollSeconds: this.metricsPollMs / 1000 },
-        'metrics.k8s.io is served; polling node metrics',
-      );
-      const informer = this.factory(
-        {
-          ...this.spec('nodemetrics'),
-          pollIntervalMs: this.metricsPollMs,
-          versionOf: metricsVersion,
-        },
-        this.handlers(
-          (o) => this.upsertMetrics(o),
-          (o) => this.deleteMetrics(o.metadata?.name ?? ''),
-        ),
-      );
-      this.metricsInformer = informer;
-      informer.start();
-      await Promise.race([informer.synced, timeout(this.metricsPollMs, undefined)]);
-      if (this.state !== 'running' || this.metricsInformer !== informer) return;
-    } else if (!served && this.metricsInformer) {
-      this.log.warn('metrics.k8s.io is no longer served; load falls back to requests');
-      this.metricsInformer.stop();
-      this.metricsInformer = undefined;
-      for (const name of [...this.metricsMap.keys()]) this.deleteMetrics(name);
-    }
-    if (served !== this.served) {
-      this.served = served;
-      this.bus.emit('metricsServed', { served });
-    }
+    return this.metricsGate.check();
   }
 
   // ---- wiring ----
@@ -538,14 +453,6 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
         handlers,
       );
   }
-}
-
-function sameUsage(a: NodeMetricsInfo, b: NodeMetricsInfo): boolean {
-  return (
-    a.windowSeconds === b.windowSeconds &&
-    a.usage.cpuMilli === b.usage.cpuMilli &&
-    a.usage.memoryBytes === b.usage.memoryBytes
-  );
 }
 
 function nsKey(o: { namespace?: string; name: string }): string {
