@@ -28,6 +28,15 @@ async function raw(): Promise<{ port: number; stop: () => Promise<void> }> {
   const op = (value: string) => JSON.stringify([{ op: 'add', path: '/metadata/annotations/pad', value }]);
   const padded = op('x'.repeat(Math.max(0, Math.floor((pad * 3) / 4) - op('').length)));
   const patch = pad > 0 ? { patchType: 'JSONPatch', patch: Buffer.from(padded).toString('base64') } : {};
+  // The answer serialised once around its uid, as nodeload's patch memo keeps it: per request only the
+  // uid is written in, so the padded anchor pays for the bytes, not for serialising them again.
+  const answer = JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    response: { uid: '', allowed: true, ...patch },
+  });
+  const at = answer.indexOf('"uid":""') + '"uid":'.length;
+  const [head, tail] = [answer.slice(0, at), answer.slice(at + 2)];
   // Same TLS settings as the gateway's kube-facing server (src/server/tls-server.ts).
   const server = https.createServer(
     {
@@ -49,11 +58,14 @@ async function raw(): Promise<{ port: number; stop: () => Promise<void> }> {
           res.writeHead(400).end();
           return;
         }
-        const body = JSON.stringify({
-          apiVersion: 'admission.k8s.io/v1',
-          kind: 'AdmissionReview',
-          response: { uid, allowed: true, ...patch },
-        });
+        const body =
+          pad > 0
+            ? head + JSON.stringify(uid) + tail
+            : JSON.stringify({
+                apiVersion: 'admission.k8s.io/v1',
+                kind: 'AdmissionReview',
+                response: { uid, allowed: true },
+              });
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
         res.end(body);
       });
