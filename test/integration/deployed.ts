@@ -199,7 +199,9 @@ export async function startDeployedGateway(
     env['KUBERNETES_SERVICE_PORT'] = new URL(provided('apiserverUrl')).port;
     env[SERVICEACCOUNT_ROOT_ENV] = opts.serviceAccountRoot;
   }
-  const child = spawn(path.join(root, 'node_modules/.bin/tsx'), ['src/main.ts', ...args], {
+  // node with tsx as a loader, not the tsx CLI: the CLI relays SIGTERM and, when the child has not
+  // acknowledged it within 30 ms (a busy machine), kills it and exits 143 — stop() must see the gateway's code.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

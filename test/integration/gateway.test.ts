@@ -9,10 +9,14 @@ import { freePorts } from '../cluster/controlplane.js';
 import { pkiPath, provided, uniqueName, waitFor } from './context.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const tsx = path.join(root, 'node_modules/.bin/tsx');
 
 function startGatewayProcess(args: string[]): { child: ChildProcess; output: () => string } {
-  const child = spawn(tsx, ['src/main.ts', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  // node itself with tsx as a loader, not the tsx CLI: the CLI relays SIGTERM and, when the child has not
+  // acknowledged it within 30 ms (a busy machine), kills it and exits 143, so the exit code would be tsx's.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout?.on('data', (d) => {
     out += d;
