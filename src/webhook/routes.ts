@@ -69,18 +69,20 @@ function sendError(res: ServerResponse, status: number, error: string, message: 
 /** The admission routes by path, as plain node:http handlers (POST only). */
 export function webhookRoutes(opts: WebhookRoutesOptions): FastRoutes {
   const { requests, breakGlass, duration } = metrics(opts.registry);
-  // Each (route, result) pair's series, looked up once: labelling per request hashes the label set.
-  const seriesOf = new Map<string, { count: () => void; time: (seconds: number) => void }>();
-  const series = (route: WebhookRoute, result: RequestResult) => {
+  // Each (route, result) pair's series, labelled once: labelling per request hashes the label set.
+  const series = new Map<
+    string,
+    { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof duration.labels> }
+  >();
+  const record = (route: WebhookRoute, result: RequestResult, seconds: number) => {
     const key = `${route} ${result}`;
-    let found = seriesOf.get(key);
-    if (!found) {
-      const counter = requests.labels({ route, result });
-      const histogram = duration.labels({ route, result });
-      found = { count: () => counter.inc(), time: (seconds) => histogram.observe(seconds) };
-      seriesOf.set(key, found);
+    let s = series.get(key);
+    if (!s) {
+      s = { count: requests.labels({ route, result }), time: duration.labels({ route, result }) };
+      series.set(key, s);
     }
-    return found;
+    s.count.inc();
+    s.time.observe(seconds);
   };
   const limit = bytes.parse(opts.bodyLimit);
   if (limit === null || !Number.isFinite(limit))
@@ -138,11 +140,7 @@ export function webhookRoutes(opts: WebhookRoutesOptions): FastRoutes {
     (req: IncomingMessage, res: ServerResponse): void => {
       const start = performance.now();
       let result: RequestResult = 'error';
-      res.once('finish', () => {
-        const { count, time } = series(route, result);
-        count();
-        time((performance.now() - start) / 1000);
-      });
+      res.once('finish', () => record(route, result, (performance.now() - start) / 1000));
       readJsonBody(req, limit, (body) => {
         try {
           if (!body.ok) {
