@@ -7,7 +7,7 @@
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import { Gauge } from 'prom-client';
-import { httpStatusOf } from '../cluster/informer.js';
+import { httpStatusOf } from '../cluster/kube-object.js';
 import type { ClusterView } from '../cluster/view.js';
 import type { LoadView } from '../load/tracker.js';
 import type { NodeLoadRule } from '../rules/types.js';

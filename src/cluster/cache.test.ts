@@ -8,7 +8,8 @@ import {
   type InformerSpec,
   type ResourceName,
 } from './cache.js';
-import type { InformerHandlers, KubeObject } from './informer.js';
+import type { InformerHandlers } from './informer.js';
+import type { KubeObject } from './kube-object.js';
 import { PLAIN_RULE_KIND } from './testing.js';
 import type { Change, ClusterTopics } from './view.js';
 

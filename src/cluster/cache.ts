@@ -21,14 +21,12 @@ import {
 import {
   type InformerHandlers,
   type InformerStats,
-  identityOf,
-  type KubeObject,
   type ListFn,
-  objectKey,
   ResilientInformer,
   type WatchFn,
   watchFnFor,
 } from './informer.js';
+import { identityOf, type KubeObject, objectKey } from './kube-object.js';
 import { ApiListers, metricsVersion, type ResourceName } from './listers.js';
 import { NodeMetricsGate } from './metrics-poll.js';
 import type {

@@ -2,13 +2,12 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type InformerHandlers,
-  identityOf,
-  type KubeObject,
   type ListResult,
   ResilientInformer,
   type ResilientInformerOptions,
   type WatchFn,
 } from './informer.js';
+import { identityOf, type KubeObject } from './kube-object.js';
 
 interface FakeWatch {
   query: Record<string, unknown>;
@@ -430,27 +429,5 @@ describe('ResilientInformer', () => {
     expect(informer.size).toBe(2);
     expect(logs.filter((l) => l.level === 50)).toHaveLength(1);
     informer.stop();
-  });
-});
-
-describe('identityOf', () => {
-  it.each([
-    [
-      'a namespaced object',
-      {
-        kind: 'Pod',
-        metadata: { namespace: 'ns', name: 'p', uid: 'u', resourceVersion: '7', labels: { a: 'b' } },
-        spec: {},
-      },
-      { metadata: { namespace: 'ns', name: 'p', uid: 'u', resourceVersion: '7' } },
-    ],
-    [
-      'a cluster-scoped object',
-      { metadata: { name: 'n1', resourceVersion: '3' }, status: {} },
-      { metadata: { name: 'n1', resourceVersion: '3' } },
-    ],
-    ['an object without metadata', { kind: 'Node' }, { metadata: {} }],
-  ])('keeps only the identity of %s', (_what, obj, want) => {
-    expect(identityOf(obj as KubeObject)).toEqual(want);
   });
 });

@@ -15,17 +15,11 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { httpStatusOf, type KubeObject, objectKey, toPlainJson } from './kube-object.js';
 import type { WatchFn } from './watch-fn.js';
 import { httpsWatchFn } from './watch-https.js';
 
 export type { WatchFn } from './watch-fn.js';
-
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string; [k: string]: unknown };
-  [k: string]: unknown;
-}
 
 export interface ListRequest {
   labelSelector?: string;
@@ -110,17 +104,6 @@ interface WatchAttempt {
 /** Below this, a watch the server closed without sending anything counts as a failure (no hot loop). */
 const MIN_HEALTHY_WATCH_MS = 1000;
 
-/** An object's identity and version only: what a cache that converts objects on arrival needs kept. */
-export function identityOf(obj: KubeObject): KubeObject {
-  const meta = obj.metadata;
-  const kept: NonNullable<KubeObject['metadata']> = {};
-  if (meta?.namespace !== undefined) kept.namespace = meta.namespace;
-  if (meta?.name !== undefined) kept.name = meta.name;
-  if (meta?.uid !== undefined) kept.uid = meta.uid;
-  if (meta?.resourceVersion !== undefined) kept.resourceVersion = meta.resourceVersion;
-  return { metadata: kept };
-}
-
 /**
  * The informers' watches for a cluster: one call per process, so that they share one connection pool.
  * Watched objects come without metadata.managedFields (list items keep it): the cache converts every
@@ -128,36 +111,6 @@ export function identityOf(obj: KubeObject): KubeObject {
  */
 export function watchFnFor(kubeConfig: KubeConfig): WatchFn {
   return httpsWatchFn(kubeConfig, { withoutManagedFields: true });
-}
-
-/**
- * Deep copy with Dates as strings and undefined fields dropped — for client-node's deserialised classes,
- * whose property names equal the JSON names for every type reachable from V1Pod and V1Node (checked).
- * Whole-second times come out as the API server writes them ("…:05Z", not "…:05.000Z").
- */
-export function toPlainJson(value: unknown): unknown {
-  if (value instanceof Date) return value.toISOString().replace('.000Z', 'Z');
-  if (Array.isArray(value)) return value.map(toPlainJson);
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = toPlainJson(v);
-    return out;
-  }
-  return value;
-}
-
-export function objectKey(obj: KubeObject): string {
-  const ns = obj.metadata?.namespace;
-  const name = obj.metadata?.name ?? '';
-  return ns ? `${ns}/${name}` : name;
-}
-
-/** The HTTP status of a client-node error (ApiException.code) or of a refused watch (statusCode). */
-export function httpStatusOf(err: unknown): number | undefined {
-  if (!err || typeof err !== 'object') return undefined;
-  const e = err as { code?: unknown; statusCode?: unknown };
-  if (typeof e.statusCode === 'number') return e.statusCode;
-  return typeof e.code === 'number' ? e.code : undefined;
 }
 
 function errorText(err: unknown): string {

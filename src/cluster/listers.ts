@@ -9,7 +9,8 @@ import {
   PolicyV1Api,
   StorageV1Api,
 } from '@kubernetes/client-node';
-import { httpStatusOf, type KubeObject, type ListFn, type ListResult } from './informer.js';
+import type { ListFn, ListResult } from './informer.js';
+import { httpStatusOf, type KubeObject } from './kube-object.js';
 
 export type ResourceName =
   | 'nodes'

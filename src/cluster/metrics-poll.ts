@@ -6,7 +6,8 @@
  */
 import type { Logger } from 'pino';
 import { toNodeMetricsInfo } from './convert.js';
-import type { InformerHandlers, InformerStats, KubeObject } from './informer.js';
+import type { InformerHandlers, InformerStats } from './informer.js';
+import type { KubeObject } from './kube-object.js';
 import type { NodeMetricsInfo } from './model.js';
 import type { Change } from './view.js';
 

@@ -3,7 +3,7 @@
  * spec as they came, so the cache can be tested without the rule domain (src/rules) above it.
  */
 import type { CustomResourceKind } from './cache.js';
-import type { KubeObject } from './informer.js';
+import type { KubeObject } from './kube-object.js';
 import type { NamespacedObject } from './view.js';
 
 export interface PlainObject extends NamespacedObject {

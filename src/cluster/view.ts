@@ -5,7 +5,7 @@
  * contract only, not on the informers behind it.
  */
 import type { Subscribable } from '../events/bus.js';
-import type { KubeObject } from './informer.js';
+import type { KubeObject } from './kube-object.js';
 import type {
   ClaimInfo,
   CsiNodeInfo,

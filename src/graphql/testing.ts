@@ -18,7 +18,8 @@ import {
 } from '../../test/kit/graphql.js';
 import { idleInformerStats, NOW } from '../../test/kit/objects.js';
 import { ClusterCache, type InformerFactory, type ResourceName } from '../cluster/cache.js';
-import type { InformerHandlers, KubeObject } from '../cluster/informer.js';
+import type { InformerHandlers } from '../cluster/informer.js';
+import type { KubeObject } from '../cluster/kube-object.js';
 import { EventBus } from '../events/bus.js';
 import { LoadTracker } from '../load/tracker.js';
 import { NODE_LOAD_RULE_KIND } from '../rules/kind.js';

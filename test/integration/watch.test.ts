@@ -5,14 +5,8 @@
 import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1Pod } from '@kubernetes/client-node';
 import pino from 'pino';
 import { describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
-import {
-  httpStatusOf,
-  type KubeObject,
-  type ListFn,
-  ResilientInformer,
-  type WatchFn,
-  watchFnFor,
-} from '../../src/cluster/informer.js';
+import { type ListFn, ResilientInformer, type WatchFn, watchFnFor } from '../../src/cluster/informer.js';
+import { httpStatusOf, type KubeObject } from '../../src/cluster/kube-object.js';
 import { httpsWatchFn, WatchStatusError } from '../../src/cluster/watch-https.js';
 import { readClusterState } from '../cluster/controlplane.js';
 import { kubeConfig, provided, waitFor, withNamespace } from './context.js';

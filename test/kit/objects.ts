@@ -2,7 +2,8 @@
  * API objects as the API server sends them, for tests that feed informers or converters (a test then
  * runs the production conversions: toNodeInfo, toPodInfo, toRule), and the test suite's one clock.
  */
-import type { InformerStats, KubeObject } from '../../src/cluster/informer.js';
+import type { InformerStats } from '../../src/cluster/informer.js';
+import type { KubeObject } from '../../src/cluster/kube-object.js';
 
 /** "Now" in every unit test that fixes the clock. */
 export const NOW = Date.parse('2026-11-29T12:00:00Z');
