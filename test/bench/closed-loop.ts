@@ -97,3 +97,16 @@ export async function closedLoop(opts: {
   agent.destroy();
   return result;
 }
+
+/** Several runs of one loop as one: latencies and answers together, their times added. */
+export function pooled(runs: LoopResult[]): LoopResult {
+  const out: LoopResult = { latenciesMs: [], elapsedMs: 0, byStatus: new Map(), bytes: 0 };
+  for (const r of runs) {
+    for (const ms of r.latenciesMs) out.latenciesMs.push(ms);
+    out.elapsedMs += r.elapsedMs;
+    out.bytes += r.bytes;
+    for (const [status, n] of r.byStatus) out.byStatus.set(status, (out.byStatus.get(status) ?? 0) + n);
+    if (r.firstFailure !== undefined) out.firstFailure ??= r.firstFailure;
+  }
+  return out;
+}
