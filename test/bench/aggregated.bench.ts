@@ -98,6 +98,8 @@ interface Series {
 interface IdleRates {
   gateway: number;
   apiserver: number;
+  /** How long the gateway took to settle before the rates were measured (idleRates). */
+  settledMs: number;
 }
 
 /**
@@ -107,10 +109,7 @@ interface IdleRates {
  * rounds, and every "net of idle" figure came out 0. So first wait, in 3-s windows, until two windows in a
  * row were no lower than the lowest before them by more than a tenth (at most a minute), then measure.
  */
-async function idleRates(
-  gatewayPid: number,
-  apiserverPid: number,
-): Promise<IdleRates & { settledMs: number }> {
+async function idleRates(gatewayPid: number, apiserverPid: number): Promise<IdleRates> {
   const rate = async (ms: number) => {
     const start = [procStats(gatewayPid), procStats(apiserverPid), performance.now()] as const;
     await sleep(ms);
@@ -314,11 +313,7 @@ function figures(s: Series, idle: IdleRates): Figures {
   };
 }
 
-function report(
-  opts: AggregatedBenchOptions,
-  series: Series[],
-  idle: IdleRates & { settledMs: number },
-): BenchReport {
+function report(opts: AggregatedBenchOptions, series: Series[], idle: IdleRates): BenchReport {
   const of = (resource: Series['resource'], rendering: Series['rendering'], encoding: Encoding) =>
     figures(
       series.find(

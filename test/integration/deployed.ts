@@ -5,7 +5,7 @@
  * Deployment's container args and environment, under that identity only — through a kubeconfig file
  * holding the token, or through the in-cluster configuration a pod gets (serviceAccountMount).
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,8 +19,7 @@ import { waitForApiServiceAvailable } from '../cluster/apiservice.js';
 import { freePorts } from '../cluster/controlplane.js';
 import { type GatewayContainer, type KubeObject, withFlag } from '../cluster/deploy.js';
 import { coreApi, kubeConfig, kubectl, provided, waitFor, withNamespace } from './context.js';
-
-const root = path.resolve(import.meta.dirname, '../..');
+import { collectOutput, spawnGateway } from './gateway-process.js';
 
 export interface KubectlResult {
   stdout: string;
@@ -160,7 +159,7 @@ process.once('exit', () => {
 });
 
 /**
- * Starts `tsx src/main.ts` with the container's args and environment, on loopback ports, reaching the
+ * Starts src/main.ts (spawnGateway) with the container's args and environment, on loopback ports, reaching the
  * API server as `opts` says (ApiServerAccess). `flags` replaces or adds flags (`--tls-cert-file`, a
  * test's scheduler name...): the Deployment's are kept otherwise.
  */
@@ -199,24 +198,12 @@ export async function startDeployedGateway(
     env['KUBERNETES_SERVICE_PORT'] = new URL(provided('apiserverUrl')).port;
     env[SERVICEACCOUNT_ROOT_ENV] = opts.serviceAccountRoot;
   }
-  // node with tsx as a loader, not the tsx CLI: the CLI relays SIGTERM and, when the child has not
-  // acknowledged it within 30 ms (a busy machine), kills it and exits 143 — stop() must see the gateway's code.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnGateway(args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
-  let out = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    out += d;
-  });
+  const output = collectOutput(child);
   return {
     child,
-    output: () => out,
+    output,
     httpPort,
     httpsPort,
     identity,

@@ -2,9 +2,8 @@
 // middle of a burst (no lease release, binds in flight), a follower takes over once the lease expires.
 // Every pod ends up bound exactly once (one Scheduled Event at most, naming its node), and no node is
 // over-committed.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import path from 'node:path';
 import { CoordinationV1Api, EventsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from '../../src/app.js';
@@ -23,8 +22,8 @@ import {
   uniqueName,
   waitFor,
 } from './context.js';
+import { spawnGateway } from './gateway-process.js';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const POOL_LABEL = 'nodeload.test/pool';
 const TOTAL = 150;
 
@@ -91,20 +90,15 @@ describe('leader killed mid-burst', () => {
       '--bind-qps=30',
       '--bind-burst=5',
     ];
-    // node itself with tsx as a loader: SIGKILL must hit the gateway, not a tsx wrapper that cannot relay it.
-    leaderProcess = spawn(
-      process.execPath,
+    leaderProcess = spawnGateway(
       [
-        '--import',
-        'tsx',
-        'src/main.ts',
         ...common,
         `--http-port=${httpPort}`,
         '--bind-address=127.0.0.1',
         '--identity=gw-doomed',
         '--log-level=warn',
       ],
-      { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+      { stdio: ['ignore', 'ignore', 'inherit'] },
     );
     await waitFor('the gateway process leads', async () => (await holder()) === 'gw-doomed', {
       timeoutMs: 60_000,

@@ -1,30 +1,16 @@
 // The gateway as an operator runs it: its own process started from src/main.ts with flags, ready only
 // once synced with the API server, answering health, metrics and the original design's routes, and
 // shutting down cleanly on SIGTERM. Bad flags fail fast with a message naming the flag.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../cluster/controlplane.js';
 import { pkiPath, provided, uniqueName, waitFor } from './context.js';
-
-const root = path.resolve(import.meta.dirname, '../..');
+import { collectOutput, spawnGateway } from './gateway-process.js';
 
 function startGatewayProcess(args: string[]): { child: ChildProcess; output: () => string } {
-  // node itself with tsx as a loader, not the tsx CLI: the CLI relays SIGTERM and, when the child has not
-  // acknowledged it within 30 ms (a busy machine), kills it and exits 143, so the exit code would be tsx's.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    out += d;
-  });
-  return { child, output: () => out };
+  const child = spawnGateway(args);
+  return { child, output: collectOutput(child) };
 }
 
 const children: ChildProcess[] = [];
