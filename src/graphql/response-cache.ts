@@ -48,6 +48,8 @@ export interface ResponseCacheOptions {
   maxEntries?: number;
   /** Counts lookups by result (hit, miss): how often the views' data changes faster than it is asked. */
   registry?: Registry;
+  /** Bytes of answers kept to be written again without yoga (answer-replay.ts; default 32 MiB). */
+  replayMaxBytes?: number;
 }
 
 /**
@@ -69,13 +71,18 @@ export function versionScopedCache(
   version: DataVersion,
   make: () => Cache,
   lookups?: Counter<'result'>,
-): Cache {
+  now: () => number = Date.now,
+): ScopedCache {
   let at = version.current;
   let inner = make();
+  // When each answer of this version runs out (answer-replay.ts replays it no longer); the LRU's own
+  // bound keeps this one's size.
+  let until = new Map<string, number>();
   const current = (): Cache => {
     if (version.current !== at) {
       at = version.current;
       inner = make();
+      until = new Map();
     }
     return inner;
   };
@@ -88,9 +95,28 @@ export function versionScopedCache(
       const answer = current().get(key);
       return answer instanceof Promise ? answer.then(count) : count(answer);
     },
-    set: (id, data, entities, ttl) => current().set(id, withMemoizedJson(data), entities, ttl),
+    set: (id, data, entities, ttl) => {
+      const cache = current();
+      until.delete(id);
+      until.set(id, now() + ttl);
+      if (until.size > UNTIL_MAX) until.delete(until.keys().next().value as string);
+      return cache.set(id, withMemoizedJson(data), entities, ttl);
+    },
     invalidate: (entities) => current().invalidate(entities),
+    cachedUntil: (id) => {
+      current();
+      return until.get(id);
+    },
   };
+}
+
+/** Expiry times kept at most per data version (the in-memory cache keeps 500 answers by default). */
+const UNTIL_MAX = 10_000;
+
+/** The response cache's store, which also tells until when it serves an entry. */
+export interface ScopedCache extends Cache {
+  /** When the entry stored under this key stops being served (ms since the epoch); undefined: none stored. */
+  cachedUntil(id: string): number | undefined;
 }
 
 /**
@@ -129,8 +155,47 @@ function onlyResultFields(r: object): boolean {
   return true;
 }
 
+/** The gateway's response cache: the store, its lookup counter, and the yoga plugin using them. */
+export interface GatewayResponseCache {
+  cache: ScopedCache;
+  plugin: Plugin;
+  /** Counts an answer replayed without the plugin (answer-replay.ts), and the hit it is. */
+  countReplay(): void;
+}
+
+export function gatewayResponseCache(opts: ResponseCacheOptions): GatewayResponseCache {
+  const lookups = opts.registry
+    ? new Counter({
+        name: 'nodeload_graphql_response_cache_lookups_total',
+        help: 'GraphQL query answers looked up in the response cache, by result (hit, miss).',
+        labelNames: ['result'],
+        registers: [opts.registry],
+      })
+    : undefined;
+  const replays = opts.registry
+    ? new Counter({
+        name: 'nodeload_graphql_response_cache_replays_total',
+        help: "Response-cache hits written from the answer's recorded bytes before yoga's request pipeline (also counted as hits in the lookups).",
+        registers: [opts.registry],
+      })
+    : undefined;
+  const cache = versionScopedCache(
+    opts.version,
+    () => createInMemoryCache({ max: opts.maxEntries ?? 500 }),
+    lookups,
+  );
+  return {
+    cache,
+    plugin: useGatewayResponseCache(opts, cache),
+    countReplay: () => {
+      lookups?.inc({ result: 'hit' });
+      replays?.inc();
+    },
+  };
+}
+
 /** The response-cache plugin for the gateway's yoga server. */
-export function useGatewayResponseCache(opts: ResponseCacheOptions): Plugin {
+function useGatewayResponseCache(opts: ResponseCacheOptions, cache: Cache): Plugin {
   const key: BuildResponseCacheKeyFunction = ({ documentString, variableValues, operationName, sessionId }) =>
     hashSHA256(
       JSON.stringify([
@@ -150,18 +215,7 @@ export function useGatewayResponseCache(opts: ResponseCacheOptions): Plugin {
     enabled: (request, context) => request !== undefined && askingUser(context) !== undefined,
     ttl: opts.ttlMs ?? 1000,
     ttlPerSchemaCoordinate: { 'Query.schedulerStatus': 0 },
-    cache: versionScopedCache(
-      opts.version,
-      () => createInMemoryCache({ max: opts.maxEntries ?? 500 }),
-      opts.registry
-        ? new Counter({
-            name: 'nodeload_graphql_response_cache_lookups_total',
-            help: 'GraphQL query answers looked up in the response cache, by result (hit, miss).',
-            labelNames: ['result'],
-            registers: [opts.registry],
-          })
-        : undefined,
-    ),
+    cache,
     buildResponseCacheKey: key,
     // Answers stay plain: no cache metadata in extensions (clients compare results).
     includeExtensionMetadata: false,

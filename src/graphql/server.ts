@@ -21,13 +21,14 @@ import {
   createWriteCoalescer,
   type WriteCoalescer,
 } from '../server/write-coalescer.js';
+import { AnswerReplay } from './answer-replay.js';
 import { authorizationExtension, reportingUnavailable } from './authorize.js';
 import type { GraphQLContext, GraphQLServerContext, GraphQLSources, GraphQLYoga } from './context.js';
 import { DEFAULT_MAX_COST, useCostLimit } from './cost-limit.js';
 import { useEventStreamWriter } from './event-stream.js';
 import { EXAMPLE_OPERATIONS } from './examples.js';
 import { yogaLogger } from './logging.js';
-import { type ResponseCacheOptions, useGatewayResponseCache } from './response-cache.js';
+import { gatewayResponseCache, type ResponseCacheOptions } from './response-cache.js';
 import { type StreamWatch, useRevokedStreamsEnd } from './revoked-streams.js';
 import { graphqlSchema } from './schema.js';
 import { useSharedSubscriptions } from './shared-subscriptions.js';
@@ -196,7 +197,25 @@ export function createGraphQLYoga(
   opts: GraphQLServerOptions,
   pushWindow?: Pick<WriteCoalescer, 'later'>,
 ): GraphQLYoga {
-  return createYoga<GraphQLServerContext, GraphQLContext>({
+  return yogaWithReplay(opts, pushWindow).yoga;
+}
+
+/** The yoga server, and with a response cache, the replay of its answers (answer-replay.ts). */
+function yogaWithReplay(
+  opts: GraphQLServerOptions,
+  pushWindow?: Pick<WriteCoalescer, 'later'>,
+): { yoga: GraphQLYoga; replay?: AnswerReplay } {
+  const cache = opts.responseCache ? gatewayResponseCache(opts.responseCache) : undefined;
+  const replay =
+    cache && opts.responseCache
+      ? new AnswerReplay({
+          version: opts.responseCache.version,
+          cachedUntil: cache.cache.cachedUntil,
+          onReplay: cache.countReplay,
+          ...(opts.responseCache.replayMaxBytes ? { maxBytes: opts.responseCache.replayMaxBytes } : {}),
+        })
+      : undefined;
+  const yoga = createYoga<GraphQLServerContext, GraphQLContext>({
     schema: graphqlSchema(),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     // Whoever reached here passed the gate (a request without one is a bug: refuse rather than serve).
@@ -228,9 +247,11 @@ export function createGraphQLYoga(
       useEventStreamWriter(pushWindow),
       useAuthorizationExtensions(),
       ...(opts.streamWatch ? [useRevokedStreamsEnd(opts.streamWatch)] : []),
-      ...(opts.responseCache ? [useGatewayResponseCache(opts.responseCache)] : []),
+      ...(cache ? [cache.plugin] : []),
+      ...(replay ? [replay.plugin()] : []),
     ],
   });
+  return replay ? { yoga, replay } : { yoga };
 }
 
 /**
@@ -271,11 +292,12 @@ export function createGraphQLServer(opts: GraphQLServerOptions): GraphQLServer {
   // One window for every subscriber's writes, SSE and graphql-ws alike.
   const onFlush = opts.registry ? pushWriteMetrics(opts.registry, () => coalescer.windowMs) : undefined;
   const coalescer = createWriteCoalescer(onFlush ? { onFlush } : {});
-  const yoga = createGraphQLYoga(opts, coalescer);
+  const { yoga, replay } = yogaWithReplay(opts, coalescer);
   const router = Router();
   // Yoga reads req.originalUrl, so mounting under the endpoint path keeps its URL matching intact.
   // requestListener writes the response and handles its own errors (masked, logged).
   router.use(yoga.graphqlEndpoint, (req, res) => {
+    if (replay?.serve(req, res)) return;
     if (req.headers.accept?.includes('text/event-stream')) coalesceResponseWrites(res, coalescer);
     void yoga.requestListener(req, res);
   });

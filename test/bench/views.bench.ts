@@ -345,7 +345,7 @@ export async function runViewsBench(
     notes: [
       'The gate admits one user-port request at a time and the next only from a setImmediate callback, after the event loop has polled its sockets again: a webhook review waits for at most one GraphQL operation, however many are queued (src/server/user-port-gate.ts). Excess user-port requests wait in a bounded queue (503 + Retry-After past 1,024 or 10 s).',
       'The loop share (src/server/loop-share.ts) rations those turns in time: while the HTTPS port served a request in the last 250 ms or the scheduler has pods to place, user-port requests get at most a quarter of the event loop; with both idle they are not held back.',
-      'GraphQL answers are cached per user while nothing they show changed (src/graphql/response-cache.ts); during the scheduler phases every binding changes the data, so those answers are executed in full. ' +
+      'GraphQL answers are cached per user while nothing they show changed (src/graphql/response-cache.ts), and a hit is written from the bytes yoga wrote for it, before yoga (src/graphql/answer-replay.ts); during the scheduler phases every binding changes the data, so those answers are executed in full. ' +
         `Response-cache lookups and data changes (by source) during the GraphQL phase above: ${Object.entries(
           views.cache,
         )
@@ -358,18 +358,22 @@ export async function runViewsBench(
 }
 
 /**
- * Counters by label of the gateway's /metrics now: the response cache's lookups (hit, miss) and the data
- * changes that start a new cache generation (by source).
+ * Counters by label of the gateway's /metrics now: the response cache's lookups (hit, miss), the hits
+ * replayed before yoga, and the data changes that start a new cache generation (by source).
  */
 async function cacheCounters(port: number): Promise<Record<string, number>> {
   const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
-  return Object.fromEntries(
-    [
-      ...text.matchAll(
-        /^nodeload_graphql_(response_cache_lookups|data_changes)_total\{(?:result|source)="(\w+)"\} (\S+)/gm,
-      ),
-    ].map((m) => [`${m[1] === 'data_changes' ? 'change ' : ''}${m[2]}`, Number(m[3])]),
-  );
+  const replays = /^nodeload_graphql_response_cache_replays_total (\S+)/m.exec(text)?.[1];
+  return {
+    ...Object.fromEntries(
+      [
+        ...text.matchAll(
+          /^nodeload_graphql_(response_cache_lookups|data_changes)_total\{(?:result|source)="(\w+)"\} (\S+)/gm,
+        ),
+      ].map((m) => [`${m[1] === 'data_changes' ? 'change ' : ''}${m[2]}`, Number(m[3])]),
+    ),
+    ...(replays ? { 'of the hits replayed': Number(replays) } : {}),
+  };
 }
 
 function args(): Partial<ViewsBenchOptions> {
