@@ -104,11 +104,12 @@ describe('UserPortGate', () => {
     expect(h.gate.inFlight).toBe(2);
   });
 
-  it('gives the slot back when headers are written (an SSE stream stays open without holding it)', () => {
+  it('gives the slot back when headers are written (an SSE stream stays open without holding it)', async () => {
     const h = harness();
     const sse = h.send();
     const next = h.send();
     sse.res.writeHead(200); // the stream opened; nothing ended
+    await new Promise(process.nextTick);
     h.turn();
     expect(next.started()).toBe(true);
   });
@@ -217,6 +218,21 @@ describe('UserPortGate', () => {
     expect(await h.registry.getSingleMetricAsString('nodeload_user_port_yielded_seconds_total')).toMatch(
       / 0\.08$/m,
     );
+  });
+
+  it('charges a turn with the writing of its answer, not only up to its headers', async () => {
+    const h = harness({ loopShare: 0.25 });
+    h.gate.share.contendedWhile(() => true);
+    const first = h.send();
+    const second = h.send();
+    first.res.writeHead(200); // headers at 0 ms,
+    h.clock.now = 70; // then the body, written in the same turn: 70 ms, 20 over the burst
+    await new Promise(process.nextTick);
+    h.turn();
+    expect(second.started()).toBe(false);
+    h.clock.now = 150;
+    vi.advanceTimersByTime(80);
+    expect(second.started()).toBe(true);
   });
 
   it('does not hold the user port back while nothing else wants the loop', () => {

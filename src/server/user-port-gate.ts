@@ -12,8 +12,9 @@
  * many users are queued. The user port's own requests wait in a bounded FIFO instead; past `maxQueued`, or
  * after `maxWaitMs` in it, they are answered 503 with Retry-After, as an overloaded API server answers 429.
  *
- * A slot is given back when the response writes its headers (an answer computed; for SSE, the stream opened),
- * when the connection closes, or after `holdMs` — a request that long in flight is waiting on I/O, not the CPU.
+ * A slot is given back once the code that wrote the response's headers has run (an answer computed and
+ * written; for SSE, the stream opened), when the connection closes, or after `holdMs` — a request that long
+ * in flight is waiting on I/O, not the CPU.
  *
  * Turns are also rationed in time (loop-share.ts): while the kube side is busy the user port gets at most
  * `loopShare` of the loop, so a flood of views slows the views, not admission and scheduling.
@@ -212,7 +213,11 @@ export class UserPortGate {
     this.enter(
       () => {
         const release = this.hold();
-        onHeaders(res, release);
+        // At the end of the code that wrote the headers, not in it: an answer written in one go (a
+        // replayed GraphQL answer, 110 KB at 1,000 nodes) writes its body right after, and that write is
+        // the turn's cost. Charged at the headers, each such answer counted ~0 ms, the share never held
+        // the port back, and a flood of them took 3/4 of the loop from admission.
+        onHeaders(res, () => process.nextTick(release));
         res.once('close', release);
         next();
       },

@@ -1,6 +1,7 @@
 // A closed-loop load generator for a fixed time: `concurrency` workers, each sending its next request as soon
 // as the previous answer ended, over one keep-alive agent. Answers are read to the end and dropped (the
 // client's JSON parsing would only steal the CPU the server under test shares with it).
+import { type ChildProcess, fork } from 'node:child_process';
 import http from 'node:http';
 import https from 'node:https';
 
@@ -109,4 +110,60 @@ export function pooled(runs: LoopResult[]): LoopResult {
     if (r.firstFailure !== undefined) out.firstFailure ??= r.firstFailure;
   }
   return out;
+}
+
+/**
+ * Closed loops over plain HTTP run by a child process (closed-loop-child.ts), one at a time, with a constant
+ * body. A loop whose answers are large (a GraphQL `nodes` answer is 112 KB) keeps its reader's event loop
+ * busy: run in the process that also times another loop, it delays those timings too, and what looked like
+ * the server's latency was the load generator's.
+ */
+export class ClosedLoopProcess {
+  private readonly child: ChildProcess;
+
+  constructor() {
+    this.child = fork(new URL('./closed-loop-child.ts', import.meta.url).pathname, [], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  run(opts: {
+    port: number;
+    concurrency: number;
+    durationMs: number;
+    request: LoopRequest;
+    signal?: AbortSignal;
+  }): Promise<LoopResult> {
+    const { body, ...request } = opts.request;
+    return new Promise((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`the closed-loop process exited (${code})`));
+      const onStop = () => this.child.send({ type: 'stop' });
+      this.child.once('exit', onExit);
+      opts.signal?.addEventListener('abort', onStop, { once: true });
+      this.child.once(
+        'message',
+        (m: { type: string; result: LoopResult & { byStatus: [number, number][] } }) => {
+          this.child.off('exit', onExit);
+          opts.signal?.removeEventListener('abort', onStop);
+          resolve({ ...m.result, byStatus: new Map(m.result.byStatus) });
+        },
+      );
+      this.child.send({
+        type: 'run',
+        port: opts.port,
+        concurrency: opts.concurrency,
+        durationMs: opts.durationMs,
+        request: { ...request, ...(body ? { bodyText: body(0) } : {}) },
+      });
+    });
+  }
+
+  close(): void {
+    this.child.disconnect();
+  }
 }

@@ -12,14 +12,24 @@
 // ran before the gate existed.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { freePorts } from '../cluster/controlplane.js';
-import { closedLoop, type LoopRequest, type LoopResult, okCount, pooled } from './closed-loop.js';
+import {
+  ClosedLoopProcess,
+  closedLoop,
+  type LoopRequest,
+  type LoopResult,
+  okCount,
+  pooled,
+} from './closed-loop.js';
 import {
   type BenchCluster,
   type BenchReport,
+  busyCores,
   fmt,
   log,
+  machineCpu,
   markdownTable,
   procStats,
   runWhenMain,
@@ -113,6 +123,9 @@ interface GateRun {
   webhookAlone: LoopResult;
   webhookFlooded: LoopResult;
   floodDuringWebhook: LoopResult;
+  /** Cores the flood's reader (a child process) used during the flooded rounds, and the whole machine. */
+  floodClientCores: number;
+  machineBusyFlooded: number;
   schedAlone: number;
   schedFlooded: number;
   floodDuringSched: LoopResult;
@@ -133,8 +146,11 @@ async function measureGate(
   ]);
   const ca = readFileSync(cluster.state.pki.caCert);
   const ms = opts.seconds * 1000;
+  // The user port's loops run in a process of their own: reading ~2,500 answers of 112 KB a second, they
+  // would delay the webhook loop's timings in this one.
+  const userLoops = new ClosedLoopProcess();
   const flood = (durationMs: number, signal?: AbortSignal) =>
-    closedLoop({
+    userLoops.run({
       port: gw.httpPort,
       concurrency: opts.graphqlConnections,
       durationMs,
@@ -166,7 +182,7 @@ async function measureGate(
         Object.entries(cacheAfter).map(([counter, n]) => [counter, n - (cacheBefore[counter] ?? 0)]),
       );
       const rest = await timed(() =>
-        closedLoop({
+        userLoops.run({
           port: gw.httpPort,
           concurrency: opts.graphqlConnections,
           durationMs: ms,
@@ -181,6 +197,8 @@ async function measureGate(
     await sleep(1000);
     const aloneRounds: LoopResult[] = [];
     const floodedRounds: LoopResult[] = [];
+    // What the flood's reader and the whole machine used meanwhile: the flood's answers are read on the same cores.
+    const floodClient = { cpuSeconds: 0, machineBusy: [] as number[] };
     const floodRounds: LoopResult[] = [];
     const roundMs = ms / ISOLATION_ROUNDS;
     for (let round = 0; round < ISOLATION_ROUNDS; round++) {
@@ -188,9 +206,12 @@ async function measureGate(
         aloneRounds.push(await webhook(roundMs));
       };
       const measureFlooded = async () => {
+        const before = [procStats(userLoops.pid ?? 0).cpuSeconds, machineCpu()] as const;
         const [w, f] = await Promise.all([webhook(roundMs), flood(roundMs)]);
         floodedRounds.push(w);
         floodRounds.push(f);
+        floodClient.cpuSeconds += procStats(userLoops.pid ?? 0).cpuSeconds - before[0];
+        floodClient.machineBusy.push(busyCores(before[1], machineCpu(), os.cpus().length));
       };
       for (const measure of round % 2 === 0 ? [measureAlone, measureFlooded] : [measureFlooded, measureAlone])
         await measure();
@@ -217,11 +238,14 @@ async function measureGate(
       webhookAlone,
       webhookFlooded,
       floodDuringWebhook,
+      floodClientCores: floodClient.cpuSeconds / (pooled(floodRounds).elapsedMs / 1000),
+      machineBusyFlooded: floodClient.machineBusy.reduce((a, b) => a + b, 0) / floodClient.machineBusy.length,
       schedAlone: rate(alone),
       schedFlooded: rate(flooded),
       floodDuringSched,
     };
   } finally {
+    userLoops.close();
     if (gw.child) await stopChild(gw.child);
   }
 }
@@ -309,7 +333,9 @@ export async function runViewsBench(
     title: `Views at ${fmt.int(opts.nodes)} nodes, and the kube port under a GraphQL flood`,
     setup:
       `One gateway (every component, as deployed, log level info) over ${fmt.int(opts.nodes)} KWOK nodes; the load ` +
-      `generators run in the bench process on the same machine. Each phase ${opts.seconds} s of closed loops ` +
+      `generators run on the same machine: the user port's (GraphQL, the JSON route) in a child process of the bench, ` +
+      `the webhook's and the pod creator in the bench process, so reading the views' answers does not delay the ` +
+      `webhook's timings. Each phase ${opts.seconds} s of closed loops ` +
       `(every connection sends its next request when the answer ended). GraphQL: \`${NODES_QUERY}\` over HTTP ` +
       `POST, ${opts.graphqlConnections} connections; the user port runs anonymous on loopback ` +
       `(--anonymous-user-port), so TokenReview and SubjectAccessReview are not in these figures. Webhook: ` +
@@ -344,6 +370,7 @@ export async function runViewsBench(
     ],
     notes: [
       'The gate admits one user-port request at a time and the next only from a setImmediate callback, after the event loop has polled its sockets again: a webhook review waits for at most one GraphQL operation, however many are queued (src/server/user-port-gate.ts). Excess user-port requests wait in a bounded queue (503 + Retry-After past 1,024 or 10 s).',
+      `While the webhook was flooded (shipped setting) the flood's reader used ${shipped.floodClientCores.toFixed(2)} cores and the whole machine ${shipped.machineBusyFlooded.toFixed(2)} of ${os.cpus().length}: the answers are read on the cores the gateway and the webhook's client run on, so the more answers the gateway writes in its share of the loop, the more the flooded p99 carries that reading.`,
       'The loop share (src/server/loop-share.ts) rations those turns in time: while the HTTPS port served a request in the last 250 ms or the scheduler has pods to place, user-port requests get at most a quarter of the event loop; with both idle they are not held back.',
       'GraphQL answers are cached per user while nothing they show changed (src/graphql/response-cache.ts), and a hit is written from the bytes yoga wrote for it, before yoga (src/graphql/answer-replay.ts); during the scheduler phases every binding changes the data, so those answers are executed in full. ' +
         `Response-cache lookups and data changes (by source) during the GraphQL phase above: ${Object.entries(
