@@ -29,7 +29,11 @@ export interface LoopShareOptions {
 }
 
 export const LOOP_SHARE_DEFAULTS = {
-  share: 0.25,
+  // A tenth: once cached GraphQL answers were replayed as bytes (src/graphql/answer-replay.ts), a quarter of
+  // the loop wrote ~1,600 of them a second at 1,000 nodes under the views bench's flood, and reading those
+  // on the same cores took the webhook's p99 to 2.6x its p99 alone (target 2x); a tenth still wrote ~550
+  // (88 at a quarter before the replay), at 2.07x.
+  share: 0.1,
   burstMs: 50,
   contentionWindowMs: 250,
 } as const;

@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { LOOP_SHARE_DEFAULTS } from '../../src/server/loop-share.js';
 import { freePorts } from '../cluster/controlplane.js';
 import {
   ClosedLoopProcess,
@@ -111,7 +112,7 @@ interface GateSetting {
 }
 
 const GATE_SETTINGS: GateSetting[] = [
-  { label: 'gate + loop share 0.25 (shipped)', flags: [] },
+  { label: `gate + loop share ${LOOP_SHARE_DEFAULTS.share} (shipped)`, flags: [] },
   { label: 'gate only (--user-port-loop-share=1)', flags: ['--user-port-loop-share=1'] },
   { label: 'no gate (--user-port-concurrency=0)', flags: ['--user-port-concurrency=0'] },
 ];
@@ -371,7 +372,7 @@ export async function runViewsBench(
     notes: [
       'The gate admits one user-port request at a time and the next only from a setImmediate callback, after the event loop has polled its sockets again: a webhook review waits for at most one GraphQL operation, however many are queued (src/server/user-port-gate.ts). Excess user-port requests wait in a bounded queue (503 + Retry-After past 1,024 or 10 s).',
       `While the webhook was flooded (shipped setting) the flood's reader used ${shipped.floodClientCores.toFixed(2)} cores and the whole machine ${shipped.machineBusyFlooded.toFixed(2)} of ${os.cpus().length}: the answers are read on the cores the gateway and the webhook's client run on, so the more answers the gateway writes in its share of the loop, the more the flooded p99 carries that reading.`,
-      'The loop share (src/server/loop-share.ts) rations those turns in time: while the HTTPS port served a request in the last 250 ms or the scheduler has pods to place, user-port requests get at most a quarter of the event loop; with both idle they are not held back.',
+      `The loop share (src/server/loop-share.ts) rations those turns in time: while the HTTPS port served a request in the last 250 ms or the scheduler has pods to place, user-port requests get at most --user-port-loop-share of the event loop (default ${LOOP_SHARE_DEFAULTS.share}); with both idle they are not held back.`,
       'GraphQL answers are cached per user while nothing they show changed (src/graphql/response-cache.ts), and a hit is written from the bytes yoga wrote for it, before yoga (src/graphql/answer-replay.ts); during the scheduler phases every binding changes the data, so those answers are executed in full. ' +
         `Response-cache lookups and data changes (by source) during the GraphQL phase above: ${Object.entries(
           views.cache,
