@@ -132,6 +132,26 @@ describe('Operator as leader', () => {
     await operator.stop();
   });
 
+  it('a node that joins: written into the status, with no NodeEligible Event (it was never ineligible)', async () => {
+    const { cluster, loads, writer, operator } = setup();
+    cluster.addRule(makeRule('web'));
+    operator.start();
+    await settle();
+    vi.advanceTimersByTime(5000);
+    const joined = new Date(Date.now()).toISOString();
+    cluster.addNode(
+      toNodeInfo({
+        metadata: { name: 'node-d', creationTimestamp: joined },
+        status: { allocatable: { cpu: '4', memory: '8Gi' } },
+      }),
+    );
+    loads.setLoad('node-d', 10);
+    await settle();
+    expect(writer.patches.at(-1)?.status.eligibleNodes).toEqual(['node-a', 'node-b', 'node-c', 'node-d']);
+    expect(writer.events).toEqual([]);
+    await operator.stop();
+  });
+
   it('coalesces a burst of load changes into one pass', async () => {
     // As a follower, so that no status echo causes a pass of its own.
     const { cluster, loads, operator } = setup({ leading: false });

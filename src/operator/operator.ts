@@ -285,7 +285,17 @@ export class Operator {
     const now = this.now();
     const written = this.written.get(key);
     if (written && writtenSettled(rule, written, now)) this.written.delete(key);
-    const plan = planRule(rule, evaluation, baselineStatus(rule, this.written.get(key), now), loads, now);
+    const plan = planRule(
+      rule,
+      evaluation,
+      baselineStatus(rule, this.written.get(key), now),
+      loads,
+      now,
+      (node) => {
+        const created = this.opts.cache.nodes.get(node)?.creationTimestamp;
+        return created ? Date.parse(created) : undefined;
+      },
+    );
     if (!plan.write) {
       this.clearFailure(key);
       return 'unchanged';

@@ -75,11 +75,13 @@ export function planRule(
   baseline: RuleStatus | undefined,
   loads: ReadonlyMap<string, NodeLoad>,
   now: number,
+  /** When a node was created (ms), for telling a node that joined from one that became eligible again. */
+  createdAt?: (node: string) => number | undefined,
 ): RulePlan {
   const status = statusFor(rule, evaluation, baseline, now);
   const write = statusChanged(baseline, status);
   const transitions = write
-    ? eligibilityTransitions(baseline, status)
+    ? eligibilityTransitions(baseline, status, createdAt)
     : { becameIneligible: [], becameEligible: [] };
   return { status, write, transitions, events: eventsFor(rule, transitions, loads) };
 }

@@ -227,6 +227,19 @@ describe('eligibilityTransitions', () => {
     const after = statusFor(r, evaluateRule(r, nodes.slice(0, 4), loads), before, T1); // node-a gone
     expect(eligibilityTransitions(before, after).becameIneligible).toEqual([]);
   });
+
+  it.each<[string, number | undefined, string[]]>([
+    ['created after the previous status was written: joined, not eligible again', T0 + 10_000, ['node-b']],
+    ['created before it (ineligible then, beyond the listed ones)', T0 - 10_000, ['node-b', 'node-f']],
+    ['of unknown creation time', undefined, ['node-b', 'node-f']],
+  ])('a node not in the previous eligible set, %s', (_name, created, becameEligible) => {
+    const next = new Map(loads);
+    next.set('node-b', load('node-b', 40)); // ineligible → eligible: reported in every case
+    next.set('node-f', load('node-f', 10));
+    const after = statusFor(r, evaluateRule(r, [...nodes, node('node-f')], next), before, T1);
+    const createdAt = (n: string) => (n === 'node-f' ? created : T0 - 86_400_000);
+    expect(eligibilityTransitions(before, after, createdAt).becameEligible).toEqual(becameEligible);
+  });
 });
 
 describe('rebalanceHints', () => {

@@ -177,17 +177,22 @@ export function statusChanged(prev: RuleStatus | undefined, next: RuleStatus | u
  * Nodes that entered or left the eligible set, for Events. No previous status means no baseline: a new
  * rule (or one the operator meets for the first time) reports nothing. A node that became ineligible is
  * reported only if listed in next.ineligibleNodes — load-related ones are listed first, so only changes
- * beyond MAX_LISTED_INELIGIBLE at once go unreported.
+ * beyond MAX_LISTED_INELIGIBLE at once go unreported. A node created after `prev` was written (`createdAt`,
+ * ms) joined the cluster since: it entered no set it had left, so it is not reported eligible "again" —
+ * 4,000 nodes added made 4,000 NodeEligible Events per rule, written one by one for minutes.
  */
 export function eligibilityTransitions(
   prev: RuleStatus | undefined,
   next: RuleStatus,
+  createdAt: (node: string) => number | undefined = () => undefined,
 ): EligibilityTransitions {
   if (!prev) return { becameIneligible: [], becameEligible: [] };
   const wasEligible = new Set(prev.eligibleNodes);
+  const since = Date.parse(prev.lastEvaluationTime);
+  const joinedSince = (node: string) => (createdAt(node) ?? Number.NEGATIVE_INFINITY) > since;
   return {
     becameIneligible: next.ineligibleNodes.filter((e) => wasEligible.has(e.node)),
-    becameEligible: next.eligibleNodes.filter((n) => !wasEligible.has(n)),
+    becameEligible: next.eligibleNodes.filter((n) => !wasEligible.has(n) && !joinedSince(n)),
   };
 }
 
