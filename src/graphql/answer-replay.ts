@@ -2,8 +2,8 @@
  * Cached query answers written again as the bytes they were, ahead of yoga. The response cache
  * (response-cache.ts) spares a repeated query its execution, but each hit still went through yoga's
  * request pipeline: a Fetch Request built from the node request, the body parsed, the cache key hashed,
- * the plugins' hooks, a Fetch Response adapted back. At 1,000 nodes that was ~1.9 ms of the event loop
- * per `nodes` answer, with 50 dashboards asking, p99 over a second.
+ * the plugins' hooks, a Fetch Response adapted back. At 1,000 nodes the views bench measured 1.0–1.9 ms
+ * of gateway CPU per cached `nodes` answer, and with 50 clients asking, p99 0.15–1.2 s.
  *
  * So the answer yoga wrote for a cached result is kept here as bytes, and the same request is answered
  * from them before yoga sees it, for exactly as long as the response cache would have served it:
