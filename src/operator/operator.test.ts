@@ -109,7 +109,7 @@ describe('Operator as leader', () => {
     await settle();
     expect(writer.patches).toHaveLength(2);
     expect(writer.patches[1]?.status.eligibleNodes).toEqual(['node-a', 'node-c']);
-    expect(writer.events.map((e) => [e.type, e.reason, e.related.name, e.note])).toEqual([
+    expect(writer.events.map((e) => [e.type, e.reason, e.related?.name, e.note])).toEqual([
       [
         'Warning',
         'NodeIneligible',
@@ -125,7 +125,7 @@ describe('Operator as leader', () => {
     expect(writer.events[0]?.reportingInstance).toBe('test-instance');
     loads.setLoad('node-b', 20);
     await settle();
-    expect(writer.events.map((e) => [e.reason, e.related.name])).toEqual([
+    expect(writer.events.map((e) => [e.reason, e.related?.name])).toEqual([
       ['NodeIneligible', 'node-b'],
       ['NodeEligible', 'node-b'],
     ]);

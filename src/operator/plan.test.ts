@@ -11,6 +11,7 @@ import {
   eventBody,
   eventName,
   eventsFor,
+  MAX_NODE_EVENTS_PER_PASS,
   MAX_NOTE_LENGTH,
   microTime,
   nodeChangeAffectsRules,
@@ -167,6 +168,37 @@ describe('eventsFor', () => {
     expect(event?.note.length).toBe(MAX_NOTE_LENGTH);
   });
 
+  it.each([
+    [MAX_NODE_EVENTS_PER_PASS, MAX_NODE_EVENTS_PER_PASS],
+    [MAX_NODE_EVENTS_PER_PASS + 1, 1],
+    [4000, 1],
+  ])('%i nodes moving one way in a pass: %i Event(s) per direction', (n, per) => {
+    const names = Array.from({ length: n }, (_, i) => `node-${i}`);
+    const events = eventsFor(
+      rule(),
+      {
+        becameIneligible: names.map((node) => ({ node, reasons: ['cpu 95% > maxCPU 80%'] })),
+        becameEligible: names,
+      },
+      calm,
+    );
+    expect(events.filter((e) => e.reason === 'NodeIneligible')).toHaveLength(per);
+    expect(events.filter((e) => e.reason === 'NodeEligible')).toHaveLength(per);
+    if (per > 1) return;
+    const [left, back] = events;
+    expect(left?.type).toBe('Warning');
+    expect(left).not.toHaveProperty('node');
+    expect(left?.note).toMatch(
+      new RegExp(
+        `^${n} nodes are no longer eligible for rule web-tier: node-0 \\(cpu 95% > maxCPU 80%\\), node-1 `,
+      ),
+    );
+    expect(left?.note.length).toBeLessThanOrEqual(MAX_NOTE_LENGTH);
+    expect(back?.note).toMatch(
+      new RegExp(`^${n} nodes are eligible again for rule web-tier: node-0, node-1, `),
+    );
+  });
+
   it('a node that became eligible without a load figure still gets an Event, without numbers', () => {
     const events = eventsFor(rule(), { becameIneligible: [], becameEligible: ['ghost'] }, calm);
     expect(events).toEqual([
@@ -208,6 +240,16 @@ describe('eventBody', () => {
       },
       related: { kind: 'Node', name: 'node-b' },
     });
+  });
+
+  it('an Event naming several nodes has no related object', () => {
+    const body = eventBody(
+      rule(),
+      { type: 'Normal', reason: 'NodeEligible', note: '12 nodes …' },
+      'host_1',
+      T0,
+    );
+    expect(body).not.toHaveProperty('related');
   });
 
   it('names Events uniquely even within one millisecond, as valid DNS subdomains', () => {

@@ -28,9 +28,17 @@ export type RuleEventReason = 'NodeIneligible' | 'NodeEligible';
 export interface RuleEventSpec {
   type: 'Warning' | 'Normal';
   reason: RuleEventReason;
-  node: string;
+  /** The node it is about (the Event's related object); absent on an Event that names several. */
+  node?: string;
   note: string;
 }
+
+/**
+ * Per pass and reason, nodes that get an Event each; past this many, one Event names them all, as
+ * client-go's correlator combines similar Events. A mass transition (metrics failing closed for every
+ * node) would otherwise be one create per node, written one by one.
+ */
+export const MAX_NODE_EVENTS_PER_PASS = 10;
 
 /** A status this operator wrote, with the resourceVersion the write produced. */
 export interface WrittenStatus {
@@ -102,23 +110,43 @@ export function eventsFor(
   loads: ReadonlyMap<string, NodeLoad>,
 ): RuleEventSpec[] {
   const events: RuleEventSpec[] = [];
-  for (const { node, reasons } of transitions.becameIneligible) {
+  const left = transitions.becameIneligible;
+  if (left.length > MAX_NODE_EVENTS_PER_PASS) {
     events.push({
       type: 'Warning',
       reason: 'NodeIneligible',
-      node,
-      note: truncate(`node ${node} is no longer eligible for rule ${rule.name}: ${reasons.join(', ')}`),
+      note: truncate(
+        `${left.length} nodes are no longer eligible for rule ${rule.name}: ${left.map(({ node, reasons }) => `${node} (${reasons.join(', ')})`).join(', ')}`,
+      ),
     });
+  } else {
+    for (const { node, reasons } of left) {
+      events.push({
+        type: 'Warning',
+        reason: 'NodeIneligible',
+        node,
+        note: truncate(`node ${node} is no longer eligible for rule ${rule.name}: ${reasons.join(', ')}`),
+      });
+    }
   }
-  for (const node of transitions.becameEligible) {
+  const back = transitions.becameEligible;
+  if (back.length > MAX_NODE_EVENTS_PER_PASS) {
     events.push({
       type: 'Normal',
       reason: 'NodeEligible',
-      node,
-      note: truncate(
-        `node ${node} is eligible again for rule ${rule.name}${loadFigures(rule, loads.get(node))}`,
-      ),
+      note: truncate(`${back.length} nodes are eligible again for rule ${rule.name}: ${back.join(', ')}`),
     });
+  } else {
+    for (const node of back) {
+      events.push({
+        type: 'Normal',
+        reason: 'NodeEligible',
+        node,
+        note: truncate(
+          `node ${node} is eligible again for rule ${rule.name}${loadFigures(rule, loads.get(node))}`,
+        ),
+      });
+    }
   }
   return events;
 }
@@ -178,7 +206,7 @@ export function eventBody(rule: NodeLoadRule, spec: RuleEventSpec, identity: str
       uid: rule.uid,
       resourceVersion: rule.resourceVersion,
     },
-    related: { apiVersion: 'v1', kind: 'Node', name: spec.node },
+    ...(spec.node ? { related: { apiVersion: 'v1', kind: 'Node', name: spec.node } } : {}),
   };
 }
 
