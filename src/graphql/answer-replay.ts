@@ -34,7 +34,6 @@ export interface AnswerReplayOptions {
   maxBytes?: number;
   /** Told of each replayed answer. */
   onReplay?: () => void;
-  now?: () => number;
 }
 
 interface Recorded {
@@ -55,12 +54,10 @@ export class AnswerReplay {
   private version: number;
   private readonly lookups = new WeakMap<IncomingMessage, Lookup>();
   private readonly maxBytes: number;
-  private readonly now: () => number;
 
   constructor(private readonly opts: AnswerReplayOptions) {
     this.version = opts.version.current;
     this.maxBytes = opts.maxBytes ?? 32 * 1024 * 1024;
-    this.now = opts.now ?? Date.now;
   }
 
   /** The request's replay key, or undefined when only yoga may answer it. */
@@ -83,7 +80,7 @@ export class AnswerReplay {
     if (key === undefined) return false;
     this.sync();
     const found = this.entries.get(key);
-    if (found && found.until > this.now()) {
+    if (found && found.until > Date.now()) {
       // Most recently used last: the eviction order.
       this.entries.delete(key);
       this.entries.set(key, found);

@@ -71,7 +71,6 @@ export function versionScopedCache(
   version: DataVersion,
   make: () => Cache,
   lookups?: Counter<'result'>,
-  now: () => number = Date.now,
 ): ScopedCache {
   let at = version.current;
   let inner = make();
@@ -98,7 +97,7 @@ export function versionScopedCache(
     set: (id, data, entities, ttl) => {
       const cache = current();
       until.delete(id);
-      until.set(id, now() + ttl);
+      until.set(id, Date.now() + ttl);
       if (until.size > UNTIL_MAX) until.delete(until.keys().next().value as string);
       return cache.set(id, withMemoizedJson(data), entities, ttl);
     },

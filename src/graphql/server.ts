@@ -205,16 +205,17 @@ function yogaWithReplay(
   opts: GraphQLServerOptions,
   pushWindow?: Pick<WriteCoalescer, 'later'>,
 ): { yoga: GraphQLYoga; replay?: AnswerReplay } {
-  const cache = opts.responseCache ? gatewayResponseCache(opts.responseCache) : undefined;
+  const cacheOpts = opts.responseCache;
+  const cache = cacheOpts && gatewayResponseCache(cacheOpts);
   const replay =
-    cache && opts.responseCache
-      ? new AnswerReplay({
-          version: opts.responseCache.version,
-          cachedUntil: cache.cache.cachedUntil,
-          onReplay: cache.countReplay,
-          ...(opts.responseCache.replayMaxBytes ? { maxBytes: opts.responseCache.replayMaxBytes } : {}),
-        })
-      : undefined;
+    cacheOpts &&
+    cache &&
+    new AnswerReplay({
+      version: cacheOpts.version,
+      cachedUntil: cache.cache.cachedUntil,
+      onReplay: cache.countReplay,
+      ...(cacheOpts.replayMaxBytes ? { maxBytes: cacheOpts.replayMaxBytes } : {}),
+    });
   const yoga = createYoga<GraphQLServerContext, GraphQLContext>({
     schema: graphqlSchema(),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
