@@ -8,7 +8,10 @@ import { rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import pino from 'pino';
 import type { TestProject } from 'vitest/node';
+import { ensureCrd } from '../../src/operator/install-crd.js';
 import {
   type Cluster,
   type ClusterState,
@@ -21,6 +24,17 @@ import {
 import type {} from './context.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * The NodeLoadRule CRD, installed once before any file runs. Files that start a gateway install it too;
+ * were the first install left to them, a file that dry-runs the base's CRD (kubectl apply reads, then
+ * creates) could see it created between the read and the create, and fail with AlreadyExists.
+ */
+async function installRuleCrd(kubeconfigPath: string): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfigPath);
+  await ensureCrd(kc, pino({ level: 'silent' }));
+}
 
 function provideCluster(project: TestProject, state: ClusterState): void {
   project.provide('kubeconfig', state.kubeconfig);
@@ -42,6 +56,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       );
     }
     provideCluster(project, state);
+    await installRuleCrd(state.kubeconfig);
     return async () => {};
   }
 
@@ -66,6 +81,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     `[integration] control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s\n`,
   );
   provideCluster(project, cluster);
+  try {
+    await installRuleCrd(cluster.kubeconfig);
+  } catch (err) {
+    await stopCluster(dir, { graceMs: 5000 });
+    process.off('exit', onExit);
+    throw err;
+  }
 
   return async () => {
     try {
