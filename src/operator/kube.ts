@@ -20,6 +20,14 @@ export interface RuleWriter {
   /** Merge-patches .status; resolves with the resourceVersion the write produced. */
   patchStatus(namespace: string, name: string, status: RuleStatus): Promise<string>;
   createEvent(event: EventObject): Promise<void>;
+  /** Merge-patches an Event's series (a repeat of it); rejects with the API server's 404 when it is gone. */
+  patchEventSeries(namespace: string, name: string, series: EventSeriesPatch): Promise<void>;
+}
+
+/** events.k8s.io/v1 EventSeries: count ≥ 2, lastObservedTime a MicroTime (6 fractional digits). */
+export interface EventSeriesPatch {
+  count: number;
+  lastObservedTime: string;
 }
 
 export class KubeRuleWriter implements RuleWriter {
@@ -45,6 +53,13 @@ export class KubeRuleWriter implements RuleWriter {
       namespace: event.metadata.namespace,
       body: { ...event, eventTime: new V1MicroTime(event.eventTime) },
     });
+  }
+
+  async patchEventSeries(namespace: string, name: string, series: EventSeriesPatch): Promise<void> {
+    await this.events.patchNamespacedEvent(
+      { name, namespace, body: { series } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   }
 }
 

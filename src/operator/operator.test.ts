@@ -6,7 +6,7 @@ import { FakeLeader } from '../../test/kit/fake-leader.js';
 import { NOW } from '../../test/kit/objects.js';
 import { toNodeInfo, toPodInfo } from '../cluster/convert.js';
 import type { NodeLoadRule, RuleStatus } from '../rules/types.js';
-import type { EventObject, RuleWriter } from './kube.js';
+import type { EventObject, EventSeriesPatch, RuleWriter } from './kube.js';
 import { Operator } from './operator.js';
 
 function makeRule(name: string, spec: Partial<NodeLoadRule['spec']> = {}, rv = '1'): NodeLoadRule {
@@ -24,6 +24,9 @@ function makeRule(name: string, spec: Partial<NodeLoadRule['spec']> = {}, rv = '
 class FakeWriter implements RuleWriter {
   readonly patches: { key: string; status: RuleStatus }[] = [];
   readonly events: EventObject[] = [];
+  readonly seriesPatches: { name: string; series: EventSeriesPatch }[] = [];
+  /** Event names the API server no longer has (expired). */
+  readonly expired = new Set<string>();
   failNext = 0;
   constructor(private readonly cluster: FakeCluster) {}
 
@@ -42,6 +45,11 @@ class FakeWriter implements RuleWriter {
 
   async createEvent(event: EventObject): Promise<void> {
     this.events.push(event);
+  }
+
+  async patchEventSeries(_namespace: string, name: string, series: EventSeriesPatch): Promise<void> {
+    if (this.expired.has(name)) throw Object.assign(new Error('not found'), { code: 404 });
+    this.seriesPatches.push({ name, series });
   }
 }
 
@@ -129,6 +137,52 @@ describe('Operator as leader', () => {
       ['NodeIneligible', 'node-b'],
       ['NodeEligible', 'node-b'],
     ]);
+    await operator.stop();
+  });
+
+  it('a node flapping across a limit: one Event per way, each later flap counted on its series', async () => {
+    const { cluster, loads, writer, operator, registry } = setup();
+    cluster.addRule(makeRule('web'));
+    operator.start();
+    await settle();
+    for (const cpu of [95, 20, 91, 30, 97]) {
+      loads.setLoad('node-b', cpu);
+      await settle();
+    }
+    expect(writer.events.map((e) => [e.reason, e.related?.name, e.note])).toEqual([
+      ['NodeIneligible', 'node-b', 'node node-b is no longer eligible for rule web: cpu 95% > maxCPU 80%'],
+      [
+        'NodeEligible',
+        'node-b',
+        'node node-b is eligible again for rule web: cpu 20% ≤ maxCPU 80%, memory 10% ≤ maxMemory 80%',
+      ],
+    ]);
+    const [ineligible, eligible] = writer.events.map((e) => e.metadata.name);
+    expect(writer.seriesPatches.map((p) => [p.name, p.series.count])).toEqual([
+      [ineligible, 2],
+      [eligible, 2],
+      [ineligible, 3],
+    ]);
+    expect(writer.seriesPatches[2]?.series.lastObservedTime).toMatch(/^\d{4}-\d\d-\d\dT[\d:]+\.\d{6}Z$/);
+    const counted = await registry.getSingleMetricAsString('nodeload_operator_events_total');
+    expect(counted).toContain('reason="NodeIneligible",write="create"} 1');
+    expect(counted).toContain('reason="NodeIneligible",write="series"} 2');
+    expect(counted).toContain('reason="NodeEligible",write="series"} 1');
+
+    // Past the window (six minutes after the last flap) a flap is a new Event; so is one whose Event expired.
+    vi.advanceTimersByTime(6 * 60_000 + 1);
+    loads.setLoad('node-b', 10);
+    await settle();
+    writer.expired.add(ineligible ?? '');
+    loads.setLoad('node-b', 99);
+    await settle();
+    expect(writer.events.map((e) => [e.reason, e.note.match(/cpu \d+%/)?.[0]])).toEqual([
+      ['NodeIneligible', 'cpu 95%'],
+      ['NodeEligible', 'cpu 20%'],
+      ['NodeEligible', 'cpu 10%'],
+      ['NodeIneligible', 'cpu 99%'],
+    ]);
+    expect(writer.seriesPatches).toHaveLength(3);
     await operator.stop();
   });
 

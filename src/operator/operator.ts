@@ -23,7 +23,6 @@ import {
   type DebounceOptions,
   type EligibleSetChanges,
   eligibleSetChanges,
-  eventBody,
   nodeChangeAffectsRules,
   PendingRules,
   planRule,
@@ -33,6 +32,7 @@ import {
   type WrittenStatus,
   writtenSettled,
 } from './plan.js';
+import { RuleEventRecorder } from './rule-events.js';
 
 export interface OperatorOptions {
   cache: ClusterView<NodeLoadRule>;
@@ -85,7 +85,7 @@ export class Operator {
   private running: Promise<void> | undefined;
   private synced = false;
   private started = false;
-  private eventSeq = 0;
+  private readonly recorder: RuleEventRecorder;
   private unsubscribe: (() => void)[] = [];
 
   constructor(private readonly opts: OperatorOptions) {
@@ -95,7 +95,14 @@ export class Operator {
     this.changes = new EventBus<OperatorTopics>({
       onListenerError: (err) => this.log.error({ err }, 'operator change listener failed'),
     });
-    this.metrics = operatorMetrics(opts.registry ?? new Registry());
+    const registry = opts.registry ?? new Registry();
+    this.metrics = operatorMetrics(registry);
+    this.recorder = new RuleEventRecorder({
+      writer: opts.writer,
+      identity: opts.identity,
+      log: this.log,
+      registry,
+    });
   }
 
   start(): void {
@@ -313,17 +320,7 @@ export class Operator {
       this.retryLater(key, err);
       return 'failed';
     }
-    for (const spec of plan.events) {
-      try {
-        await this.opts.writer.createEvent(eventBody(rule, spec, this.opts.identity, now, this.eventSeq++));
-      } catch (err) {
-        // Events are best effort (client-go's recorder drops them too); the status already tells the story.
-        this.log.warn(
-          { err: errorText(err), rule: key, reason: spec.reason, node: spec.node },
-          'could not emit Event',
-        );
-      }
-    }
+    for (const spec of plan.events) await this.recorder.record(rule, spec, now);
     return 'written';
   }
 

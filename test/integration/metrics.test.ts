@@ -123,6 +123,8 @@ class DryRunWriter implements RuleWriter {
   }
 
   async createEvent(_event: EventObject): Promise<void> {}
+
+  async patchEventSeries(): Promise<void> {}
 }
 
 beforeAll(async () => {
