@@ -45,9 +45,28 @@ export function kubectlRun(args: string[], input?: string, timeoutMs = 60_000): 
 export const toYaml = (objects: KubeObject[]): string =>
   objects.map((o) => dump(o, { noRefs: true, lineWidth: -1 })).join('---\n');
 
-/** `kubectl apply` of the objects (server-side dry run with `dryRun`). */
-export function applyObjects(objects: KubeObject[], opts: { dryRun?: boolean } = {}): Promise<KubectlResult> {
-  return kubectlRun(['apply', ...(opts.dryRun ? ['--dry-run=server'] : []), '-f', '-'], toYaml(objects));
+/**
+ * An object with a fixed cluster-wide name (the APIService, the CRD) that another file created or
+ * deleted between kubectl apply's read and its write: it then creates what exists, or patches what is gone.
+ */
+const RACED_FIXED_NAME = /\(AlreadyExists\)|\(NotFound\)/;
+
+/**
+ * `kubectl apply` of the objects (server-side dry run with `dryRun`). A dry run changes nothing, so one
+ * that lost a race with another file over a fixed-name object (RACED_FIXED_NAME) is run again.
+ */
+export async function applyObjects(
+  objects: KubeObject[],
+  opts: { dryRun?: boolean } = {},
+): Promise<KubectlResult> {
+  const args = ['apply', ...(opts.dryRun ? ['--dry-run=server'] : []), '-f', '-'];
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await kubectlRun(args, toYaml(objects));
+    } catch (err) {
+      if (!opts.dryRun || attempt >= 3 || !RACED_FIXED_NAME.test(String(err))) throw err;
+    }
+  }
 }
 
 /** Deletes the objects, not waiting for finalizers; missing ones are fine. */
