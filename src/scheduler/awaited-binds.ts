@@ -3,15 +3,27 @@
  * pod's scheduling cycle as soon as it has assumed the previous one, and binds in the background: its
  * next filter call can reach nodeload before the previous pod's bind does, when neither the snapshot
  * nor the load tracker counts that pod yet — two pods could then take the same headroom under a rule.
- * So a covered pod's filter first waits for the binds of the pods let through before it.
+ * So a covered pod's filter first waits for the binds of the pods let through before it, when they could
+ * change its answer.
  *
  * The wait is bounded: a pod kube-scheduler gave up on after our answer (its Reserve or Permit failed),
  * or one whose PreBind waits for a volume, never sends its bind in time; it is given up on then, so
- * later filters do not wait for it again.
+ * later filters do not wait for it again. And it is skipped when it cannot change the answer
+ * (ExtenderEngine: the same feasible nodes with the pending pods counted on every node they may take).
  */
-export class AwaitedBinds {
-  /** uid → when our answer let it through; oldest first. */
-  private readonly pending = new Map<string, number>();
+
+/** A pod let through whose bind has not arrived. */
+export interface PendingBind<P> {
+  /** When our answer let it through. */
+  at: number;
+  pod: P;
+  /** The nodes it may bind to: those our answer let it through to. */
+  nodes: readonly string[];
+}
+
+export class AwaitedBinds<P = unknown> {
+  /** uid → the pod let through; oldest first. */
+  private readonly pending = new Map<string, PendingBind<P>>();
   private readonly waiters = new Set<() => void>();
 
   constructor(
@@ -19,10 +31,10 @@ export class AwaitedBinds {
     private readonly maxPending = 10_000,
   ) {}
 
-  /** Our answer let the pod through: its bind should follow. */
-  expect(uid: string): void {
+  /** Our answer let the pod through to `nodes`: its bind should follow. */
+  expect(uid: string, pod: P, nodes: readonly string[]): void {
     this.pending.delete(uid);
-    this.pending.set(uid, this.now());
+    this.pending.set(uid, { at: this.now(), pod, nodes });
     for (const oldest of this.pending.keys()) {
       if (this.pending.size <= this.maxPending) break;
       this.pending.delete(oldest);
@@ -37,6 +49,25 @@ export class AwaitedBinds {
 
   get size(): number {
     return this.pending.size;
+  }
+
+  /**
+   * The pods let through whose bind has not arrived, but `self`; those let through more than
+   * `maxAgeMs` ago are given up on (as a wait for them would be) and dropped.
+   */
+  pendingExcept(self: string, maxAgeMs: number): PendingBind<P>[] {
+    const out: PendingBind<P>[] = [];
+    const now = this.now();
+    let dropped = false;
+    for (const [uid, p] of this.pending) {
+      if (now - p.at > maxAgeMs) {
+        this.pending.delete(uid);
+        dropped = true;
+      } else if (uid !== self) out.push(p);
+    }
+    // Giving up on them may complete waits in progress.
+    if (dropped) for (const check of [...this.waiters]) check();
+    return out;
   }
 
   /**

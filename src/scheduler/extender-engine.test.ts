@@ -264,6 +264,55 @@ describe('binds kube-scheduler has not sent yet', () => {
     },
   );
 
+  /** Resolves with the outcome if the filter answered without waiting for any bind. */
+  async function answeredAtOnce(out: Promise<ExtenderFilterOutcome>) {
+    let judged: ExtenderFilterOutcome | undefined;
+    void out.then((o) => {
+      judged = o;
+    });
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    return judged;
+  }
+
+  it.each([
+    // d: 8 cores. q alone 1 of 8, with p counted too 2 of 8 = 25 %: under 70 % either way.
+    ['the pod let through before cannot tip the node over the rule', 'd', 'd'],
+    // p may only bind to b; q is judged on d alone.
+    ['the pod let through before may only bind elsewhere', 'b', 'd'],
+  ])('answers at once when %s', async (_what, pNode, qNode) => {
+    const { engine } = setup();
+    await engine.filter(webPod('p'), [pNode]);
+    const judged = await answeredAtOnce(engine.filter(webPod('q'), [qNode]));
+    expect(judged && feasibleOn(judged, qNode)).toBe(true);
+  });
+
+  it('waits when the pod let through before could tip one node of several over the rule', async () => {
+    const { engine } = setup();
+    await engine.filter(webPod('p'), ['b', 'd']);
+    // On b: 1 bound + p + q = 75 % > 70 % if p binds there; on d it fits either way.
+    const next = engine.filter(webPod('q'), ['b', 'd']);
+    expect(await answeredAtOnce(next)).toBeUndefined();
+    await engine.bind({ namespace: 'default', name: 'p', uid: 'uid-p' }, 'd');
+    const judged = await next;
+    expect(feasibleOn(judged, 'b')).toBe(true);
+    expect(feasibleOn(judged, 'd')).toBe(true);
+  });
+
+  it('waits while a burst limit is checked: the placement log, not the loads, decides it', async () => {
+    const burst = rule('web', {
+      maxCPU: 70,
+      allowedNodes: ['a', 'b', 'd'],
+      podSelector: { matchLabels: { tier: 'web' } },
+      burst: { maxPlacements: 5, windowSeconds: 60 },
+    });
+    const { engine } = setup({ rules: [burst] });
+    await engine.filter(webPod('p'), ['d']);
+    const next = engine.filter(webPod('q'), ['d']);
+    expect(await answeredAtOnce(next)).toBeUndefined();
+    await engine.bind({ namespace: 'default', name: 'p', uid: 'uid-p' }, 'd');
+    expect(feasibleOn(await next, 'd')).toBe(true);
+  });
+
   it('gives up on a bind that never comes after maxBindWaitMs, and does not wait for it again', async () => {
     vi.useFakeTimers();
     const { engine } = setup({ maxBindWaitMs: 1000 });

@@ -12,9 +12,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type PodInfo, podKey } from '../cluster/model.js';
+import { withPod } from '../load/model.js';
+import type { NodeLoad } from '../load/types.js';
 import { rulesForPod } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
-import { AwaitedBinds } from './awaited-binds.js';
+import { AwaitedBinds, type PendingBind } from './awaited-binds.js';
 import type { SchedulerApi } from './binder.js';
 import { type CycleSources, runCycle } from './cycle.js';
 import {
@@ -100,13 +102,13 @@ export class ExtenderEngine {
   private readonly attempts = new Map<string, Attempt>();
   private readonly maxAttempts: number;
   private readonly scoreWeights: number;
-  private readonly awaited: AwaitedBinds;
+  private readonly awaited: AwaitedBinds<PodInfo>;
   /** UIDs this front door bound recently (bounded, oldest first): see boundHere(). */
   private readonly bound = new Set<string>();
 
   constructor(private readonly deps: ExtenderEngineDeps) {
     this.maxAttempts = Math.max(1, deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
-    this.awaited = new AwaitedBinds(deps.now, this.maxAttempts);
+    this.awaited = new AwaitedBinds<PodInfo>(deps.now, this.maxAttempts);
     const total = deps.profile.score.reduce((sum, s) => sum + s.weight, 0);
     this.scoreWeights = total > 0 ? total : 1;
   }
@@ -114,21 +116,28 @@ export class ExtenderEngine {
   /**
    * Every pod let through is expected to bind next (its load counts for the rules, covered or not); a
    * covered pod is judged only once the binds of the pods let through before it have arrived (or were
-   * given up on after maxBindWaitMs): see AwaitedBinds.
+   * given up on after maxBindWaitMs): see AwaitedBinds — unless they cannot change its answer.
    */
   async filter(pod: PodInfo, nodeNames: readonly string[]): Promise<ExtenderFilterOutcome> {
     const rules = rulesForPod(this.deps.rules(), pod);
     if (rules.length === 0) {
-      if (nodeNames.length > 0) this.awaited.expect(pod.uid);
+      if (nodeNames.length > 0) this.awaited.expect(pod.uid, pod, nodeNames);
       return { kind: 'pass-through' };
     }
     this.awaited.arrived(pod.uid);
-    await this.awaited.waitForEarlier(pod.uid, this.deps.maxBindWaitMs ?? DEFAULT_MAX_BIND_WAIT_MS);
     const key = podKey(pod);
     // kube-scheduler asks again only when its bind failed: an assumption we still hold is stale.
     if (this.deps.isAssumed(key)) this.deps.unassume(key);
-    const started = this.deps.now();
-    const { verdicts, ranked } = this.cycle(pod, rules, nodeNames, started);
+    let started = this.deps.now();
+    let result = this.cycle(pod, rules, nodeNames, started);
+    const maxWaitMs = this.deps.maxBindWaitMs ?? DEFAULT_MAX_BIND_WAIT_MS;
+    const earlier = this.awaited.pendingExcept(pod.uid, maxWaitMs);
+    if (earlier.length > 0 && !this.unaffectedBy(earlier, pod, rules, result.verdicts, started)) {
+      await this.awaited.waitForEarlier(pod.uid, maxWaitMs);
+      started = this.deps.now();
+      result = this.cycle(pod, rules, nodeNames, started);
+    }
+    const { verdicts, ranked } = result;
     const previous = this.attempts.get(pod.uid);
     const attempt: Attempt = {
       pod,
@@ -141,7 +150,13 @@ export class ExtenderEngine {
       ranked,
     };
     this.remember(pod.uid, attempt);
-    if (ranked.length > 0) this.awaited.expect(pod.uid);
+    if (ranked.length > 0) {
+      this.awaited.expect(
+        pod.uid,
+        pod,
+        verdicts.filter((v) => v.feasible).map((v) => v.node),
+      );
+    }
     if (ranked.length === 0) {
       // kube-scheduler reports the FailedScheduling itself (its message counts our reasons with its
       // own); the history still gets the attempt with every node's numbers.
@@ -263,14 +278,50 @@ export class ExtenderEngine {
     return this.attempts.size;
   }
 
-  private cycle(pod: PodInfo, rules: readonly NodeLoadRule[], nodeNames: readonly string[], now: number) {
+  /**
+   * Whether the pods let through before this one, whose binds have not arrived, cannot change its
+   * feasible nodes: those stay the same with each of them counted on every node it may bind to. The
+   * extender's filters are NodeLoadRules, which more load only narrows, and BurstGuard, which reads the
+   * placement log instead of the loads — so with a burst limit checked, the answer always waits. A node
+   * infeasible without them stays infeasible with them, so only the feasible ones are judged again.
+   */
+  private unaffectedBy(
+    earlier: readonly PendingBind<PodInfo>[],
+    pod: PodInfo,
+    rules: readonly NodeLoadRule[],
+    verdicts: readonly NodeVerdict[],
+    now: number,
+  ): boolean {
+    const feasible = verdicts.filter((v) => v.feasible);
+    if (feasible.length === 0) return true;
+    if (feasible.some((v) => v.burst || v.rules.some((r) => r.burst))) return false;
+    const judged = new Set(feasible.map((v) => v.node));
+    const { loads } = this.deps;
+    const pessimistic = new Map(loads.all());
+    for (const e of earlier) {
+      for (const node of e.nodes) {
+        const load = judged.has(node) ? pessimistic.get(node) : undefined;
+        if (load) pessimistic.set(node, withPod(load, e.pod, loads.options));
+      }
+    }
+    const again = this.cycle(pod, rules, [...judged], now, pessimistic);
+    return again.verdicts.every((v) => v.feasible);
+  }
+
+  private cycle(
+    pod: PodInfo,
+    rules: readonly NodeLoadRule[],
+    nodeNames: readonly string[],
+    now: number,
+    loadsOverride?: ReadonlyMap<string, NodeLoad>,
+  ) {
     const { cache, loads } = this.deps;
     return runCycle({
       profile: this.deps.profile,
       pod,
       snapshot: this.deps.snapshot,
       rules,
-      loads: loads.all(),
+      loads: loadsOverride ?? loads.all(),
       loadOptions: loads.options,
       namespaces: cache.namespaces,
       nodeNames,

@@ -150,8 +150,8 @@ function report(opts: SchedulerBenchOptions, rows: Combined[]): BenchReport {
     notes: [
       'In extender mode every pod costs kube-scheduler three HTTPS round trips to the gateway, and the bind ' +
         "goes through the gateway; a covered pod's filter also waits for the binds of the pods let through " +
-        "before it (so that none is missing from the loads it judges), which serializes kube-scheduler's " +
-        'scheduling cycles behind its binds.',
+        'before it (so that none is missing from the loads it judges) when they could change its answer, ' +
+        "which serializes kube-scheduler's scheduling cycles behind its binds near a rule's limits.",
       `Over-commit check after each phase (pods, CPU and memory requests per node): ${rows.every((r) => r.overcommitted.length === 0) ? 'held on every node in every phase' : '**violated**'}.`,
     ],
   };
