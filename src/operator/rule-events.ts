@@ -87,17 +87,15 @@ export interface RuleEventRecorderOptions {
   identity: string;
   log: Logger;
   registry: Registry;
-  series?: EventSeries;
 }
 
 /** Writes a rule's Events: new ones created, repeats counted on their series. Best effort, like client-go's. */
 export class RuleEventRecorder {
-  private readonly series: EventSeries;
+  private readonly series = new EventSeries();
   private readonly written: Counter<'reason' | 'write'>;
   private seq = 0;
 
   constructor(private readonly opts: RuleEventRecorderOptions) {
-    this.series = opts.series ?? new EventSeries();
     this.written = new Counter({
       name: 'nodeload_operator_events_total',
       help: 'Events the operator wrote about rules, by reason and write (create: a new Event; series: a repeat counted on an Event already written).',

@@ -295,16 +295,22 @@ export class ExtenderEngine {
     const feasible = verdicts.filter((v) => v.feasible);
     if (feasible.length === 0) return true;
     if (feasible.some((v) => v.burst || v.rules.some((r) => r.burst))) return false;
-    const judged = new Set(feasible.map((v) => v.node));
+    // Only the judged nodes' loads: a cycle reads the loads of the nodes it examines alone.
     const { loads } = this.deps;
-    const pessimistic = new Map(loads.all());
+    const current = loads.all();
+    const pessimistic = new Map<string, NodeLoad>();
+    for (const { node } of feasible) {
+      const load = current.get(node);
+      if (load) pessimistic.set(node, load);
+    }
     for (const e of earlier) {
       for (const node of e.nodes) {
-        const load = judged.has(node) ? pessimistic.get(node) : undefined;
+        const load = pessimistic.get(node);
         if (load) pessimistic.set(node, withPod(load, e.pod, loads.options));
       }
     }
-    const again = this.cycle(pod, rules, [...judged], now, pessimistic);
+    const judged = feasible.map((v) => v.node);
+    const again = this.cycle(pod, rules, judged, now, pessimistic);
     return again.verdicts.every((v) => v.feasible);
   }
 
