@@ -11,70 +11,12 @@
  * so a series keeps the figures of its first occurrence: the rule's status has the current ones.
  */
 import { Counter, type Registry } from 'prom-client';
+import { EventSeries } from '../cluster/event-series.js';
 import { ruleKey } from '../rules/rule.js';
 import type { NodeLoadRule } from '../rules/types.js';
 import type { Logger } from '../server/log.js';
 import { errorText, httpCode, type RuleWriter } from './kube.js';
 import { eventBody, microTime, type RuleEventSpec } from './plan.js';
-
-/** client-go's: a series ends six minutes after its last occurrence. */
-export const SERIES_WINDOW_MS = 6 * 60_000;
-/** Open series kept; past it the least recently observed is forgotten (its next repeat starts a new Event). */
-export const MAX_OPEN_SERIES = 10_000;
-
-interface OpenSeries {
-  name: string;
-  count: number;
-  lastObserved: number;
-}
-
-/** A repeat to write as a count on an Event already written. */
-export interface SeriesRepeat {
-  name: string;
-  count: number;
-}
-
-/** Which Events are open series, and what a repeat's count is. Pure bookkeeping: no I/O, no clock. */
-export class EventSeries {
-  private readonly open = new Map<string, OpenSeries>();
-
-  constructor(
-    private readonly windowMs = SERIES_WINDOW_MS,
-    private readonly maxOpen = MAX_OPEN_SERIES,
-  ) {}
-
-  /** The series `key` continues at `now`, or undefined when a new Event must be created. */
-  repeat(key: string, now: number): SeriesRepeat | undefined {
-    const open = this.open.get(key);
-    if (!open) return undefined;
-    this.open.delete(key);
-    if (now - open.lastObserved > this.windowMs) return undefined;
-    open.count++;
-    open.lastObserved = now;
-    // Re-inserted: the Map's order is the order of last observation, oldest first.
-    this.open.set(key, open);
-    return { name: open.name, count: open.count };
-  }
-
-  /** The Event `name` was created for `key` at `now`: the start of its series. */
-  started(key: string, name: string, now: number): void {
-    this.open.delete(key);
-    this.open.set(key, { name, count: 1, lastObserved: now });
-    for (const oldest of this.open.keys()) {
-      if (this.open.size <= this.maxOpen) break;
-      this.open.delete(oldest);
-    }
-  }
-
-  /** The series' Event is gone (expired by the API server's TTL, or deleted). */
-  forget(key: string): void {
-    this.open.delete(key);
-  }
-
-  get size(): number {
-    return this.open.size;
-  }
-}
 
 /** The series an Event belongs to: rule, reason and node (none for an Event naming several). */
 export function seriesKey(rule: Pick<NodeLoadRule, 'namespace' | 'name'>, spec: RuleEventSpec): string {
@@ -121,7 +63,7 @@ export class RuleEventRecorder {
           return;
         }
         // The Event expired (the API server's TTL) or was deleted: this occurrence starts a new one.
-        this.series.forget(key);
+        this.series.forget(key, repeat.name);
       }
     }
     const body = eventBody(rule, spec, this.opts.identity, now, this.seq++);

@@ -17,6 +17,7 @@ import {
   V1MicroTime,
 } from '@kubernetes/client-node';
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { EventSeries } from '../cluster/event-series.js';
 import type { PodInfo } from '../cluster/model.js';
 import { httpsRequestFn, type KubeRequestFn } from '../cluster/request-https.js';
 import type { Logger } from '../server/log.js';
@@ -115,9 +116,6 @@ export function writeFailureLevel(err: unknown): 'warn' | 'debug' {
   return err instanceof ApiException && (err.code === 401 || err.code === 403) ? 'warn' : 'debug';
 }
 
-const SERIES_WINDOW_MS = 6 * 60_000;
-const MAX_OPEN_SERIES = 10_000;
-
 export interface KubeSchedulerApiOptions {
   kubeConfig: KubeConfig;
   /** reportingController of our Events: the scheduler name, as kube-scheduler does. */
@@ -141,8 +139,8 @@ export class KubeSchedulerApi implements SchedulerApi {
   private readonly request: KubeRequestFn | undefined;
   private readonly writes: WriteQueue;
   private eventSeq = 0;
-  /** The open FailedScheduling series per pod: repeats patch its count instead of creating Events. */
-  private readonly series = new Map<string, { name: string; note: string; count: number; since: number }>();
+  /** The open FailedScheduling series per pod (keyed on its note too): repeats patch its count. */
+  private readonly series = new EventSeries();
   /** Status writes queued per pod (namespace/name), merged until they run. */
   private readonly statusIntents = new Map<string, StatusIntent>();
 
@@ -277,15 +275,16 @@ export class KubeSchedulerApi implements SchedulerApi {
   recordDecision(decision: Decision): void {
     const ev = decisionEvent(decision);
     const podKey = `${decision.namespace}/${decision.pod}`;
-    if (ev.reason === 'FailedScheduling' && this.continueSeries(podKey, ev)) return;
-    if (ev.reason === 'Scheduled') this.series.delete(podKey);
+    const now = Date.now();
+    if (ev.reason === 'FailedScheduling' && this.continueSeries(podKey, ev, now)) return;
+    if (ev.reason === 'Scheduled') this.series.forget(podKey);
     const seq = this.eventSeq++;
     const body: EventsV1Event = {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
       metadata: {
         // kube-scheduler's naming: <pod>.<hex timestamp>; the sequence keeps same-millisecond names apart.
-        name: `${decision.pod.slice(0, 200)}.${(Date.now() * 1000 + (seq % 1000)).toString(16)}`,
+        name: `${decision.pod.slice(0, 200)}.${(now * 1000 + (seq % 1000)).toString(16)}`,
         namespace: ev.namespace,
         annotations: ev.annotations,
       },
@@ -298,17 +297,8 @@ export class KubeSchedulerApi implements SchedulerApi {
       note: ev.note,
       regarding: ev.regarding,
     };
-    if (ev.reason === 'FailedScheduling') {
-      this.series.delete(podKey);
-      this.series.set(podKey, {
-        name: body.metadata?.name ?? '',
-        note: ev.note,
-        count: 1,
-        since: Date.now(),
-      });
-      while (this.series.size > MAX_OPEN_SERIES)
-        this.series.delete(this.series.keys().next().value as string);
-    }
+    if (ev.reason === 'FailedScheduling')
+      this.series.started(podKey, body.metadata?.name ?? '', now, ev.note);
     this.writes.push({
       key: `event:${seq}`,
       kind: 'event',
@@ -320,15 +310,14 @@ export class KubeSchedulerApi implements SchedulerApi {
   }
 
   /**
-   * client-go's event series: the same FailedScheduling (same pod, same message) within six minutes
-   * bumps series.count and lastObservedTime on the Event already written, instead of a new object.
+   * client-go's event series: the same FailedScheduling (same pod, same message) within six minutes of
+   * its last occurrence bumps series.count and lastObservedTime on the Event already written, instead
+   * of a new object. Several patches of one series may be queued at once: the key keeps only the last.
    */
-  private continueSeries(podKey: string, ev: ReturnType<typeof decisionEvent>): boolean {
-    const open = this.series.get(podKey);
-    if (!open || open.note !== ev.note || Date.now() - open.since > SERIES_WINDOW_MS) return false;
-    open.count++;
-    const { name } = open;
-    const count = open.count;
+  private continueSeries(podKey: string, ev: ReturnType<typeof decisionEvent>, now: number): boolean {
+    const repeat = this.series.repeat(podKey, now, ev.note);
+    if (!repeat) return false;
+    const { name, count } = repeat;
     this.writes.push({
       key: `series:${podKey}`,
       kind: 'event',
@@ -339,7 +328,7 @@ export class KubeSchedulerApi implements SchedulerApi {
               name,
               namespace: ev.namespace,
               body: {
-                series: { count, lastObservedTime: new V1MicroTime().toISOString() },
+                series: { count, lastObservedTime: new V1MicroTime(now).toISOString() },
                 metadata: { annotations: ev.annotations },
               },
             },
@@ -347,7 +336,7 @@ export class KubeSchedulerApi implements SchedulerApi {
           );
         } catch (err) {
           // The Event expired (TTL) or was never written: the next failure starts a new series.
-          if (err instanceof ApiException && err.code === 404) this.series.delete(podKey);
+          if (err instanceof ApiException && err.code === 404) this.series.forget(podKey, name);
           else throw err;
         }
       },

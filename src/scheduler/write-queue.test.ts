@@ -109,6 +109,21 @@ describe('WriteQueue', () => {
     expect(h.ran).toEqual(['status:a']);
   });
 
+  it("a key's next write waits for its running one; other keys pass it meanwhile", async () => {
+    const h = harness(10, 4);
+    h.queue.push(h.write('series:a', 'event'));
+    await new Promise((r) => setImmediate(r));
+    expect(h.ran).toEqual(['series:a']); // running, not released
+    h.queue.push(h.write('series:a', 'event'));
+    h.queue.push(h.write('e1', 'event'));
+    await new Promise((r) => setImmediate(r));
+    // Three slots free, but the second series:a must not run beside the first.
+    expect(h.ran).toEqual(['series:a', 'e1']);
+    expect(h.queue.queued('event')).toBe(1);
+    await h.drain();
+    expect(h.ran).toEqual(['series:a', 'e1', 'series:a']);
+  });
+
   it('a failed write is logged, not thrown, and the queue goes on', async () => {
     const h = harness(10);
     h.queue.push({ key: 'bad', kind: 'pod', run: () => Promise.reject(new Error('boom')) });

@@ -1,6 +1,8 @@
 /**
  * The scheduler's fire-and-forget writes (status patches, evictions, Events): rate-limited, a few in
- * flight, one slot per key (a newer write for the same key replaces the queued one).
+ * flight, one slot per key (a newer write for the same key replaces the queued one), and writes of one
+ * key in order: a key's next write waits until its running one is done, or the two could land the other
+ * way round (an Event series' count 2 after its count 3).
  *
  * Two classes, as kube-scheduler keeps them apart: a pod's status patch (PodScheduled=False, the
  * nomination) and a preemption's eviction run on goroutines of their own there and are never dropped;
@@ -38,6 +40,8 @@ export interface WriteQueueOptions {
 export class WriteQueue {
   private readonly pending: Record<WriteKind, Map<string, Write>> = { pod: new Map(), event: new Map() };
   private running = 0;
+  /** Keys of the writes in flight: a queued write of one of them waits its turn. */
+  private readonly runningKeys = new Set<string>();
   private idle: (() => void)[] = [];
   /** Events dropped since start. */
   dropped = 0;
@@ -84,12 +88,13 @@ export class WriteQueue {
     if (this.running === 0) this.notifyIdle();
   }
 
+  /** The oldest queued write whose key is not in flight (pod writes first); it skips at most `concurrency`. */
   private next(): Write | undefined {
     for (const queue of [this.pending.pod, this.pending.event]) {
-      const first = queue.entries().next();
-      if (!first.done) {
-        queue.delete(first.value[0]);
-        return first.value[1];
+      for (const [key, w] of queue) {
+        if (this.runningKeys.has(key)) continue;
+        queue.delete(key);
+        return w;
       }
     }
     return undefined;
@@ -100,6 +105,7 @@ export class WriteQueue {
       const w = this.next();
       if (!w) return;
       this.running++;
+      this.runningKeys.add(w.key);
       void acquireToken(this.opts.bucket)
         .then(() => w.run())
         .catch((err: unknown) =>
@@ -110,6 +116,7 @@ export class WriteQueue {
         )
         .finally(() => {
           this.running--;
+          this.runningKeys.delete(w.key);
           this.pump();
           if (this.size === 0) this.notifyIdle();
         });
