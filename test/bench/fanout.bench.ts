@@ -18,7 +18,13 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type FanoutMeasure, fanoutReport, type LoopSample, type TransportResult } from './fanout-report.js';
+import {
+  type FanoutMeasure,
+  type FlushTotals,
+  fanoutReport,
+  type LoopSample,
+  type TransportResult,
+} from './fanout-report.js';
 import {
   type BenchCluster,
   type BenchReport,
@@ -75,6 +81,29 @@ async function readLoopDelay(port: number): Promise<Omit<LoopSample, 'at'>> {
     p99Ms: value('eventloop_lag_p99_seconds') * 1000,
     maxMs: value('eventloop_lag_max_seconds') * 1000,
     heapUsedBytes: value('heap_size_used_bytes'),
+    windowMs: Number(/^nodeload_graphql_push_write_window_seconds (\S+)/m.exec(text)?.[1]) * 1000,
+  };
+}
+
+/**
+ * The write window's totals so far (src/graphql/server.ts's histograms): how many flushes wrote out the
+ * subscribers' connections, what they cost, and how many were slower than 50 and 100 ms.
+ */
+async function readFlushTotals(port: number): Promise<FlushTotals> {
+  const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
+  const samples = new Map(
+    text
+      .split('\n')
+      .map((line) => [line.slice(0, line.lastIndexOf(' ')), line.slice(line.lastIndexOf(' ') + 1)]),
+  );
+  const read = (series: string) => Number(samples.get(`nodeload_graphql_push_${series}`) ?? 0);
+  const flushes = read('flush_duration_seconds_count');
+  return {
+    flushes,
+    seconds: read('flush_duration_seconds_sum'),
+    connections: read('flush_connections_sum'),
+    over50ms: flushes - read('flush_duration_seconds_bucket{le="0.05"}'),
+    over100ms: flushes - read('flush_duration_seconds_bucket{le="0.1"}'),
   };
 }
 
@@ -123,6 +152,7 @@ async function measuredBurst(
   pods: number,
 ): Promise<FanoutMeasure> {
   const counters = await schedulerCounters(gw.httpPort);
+  const flushBefore = await readFlushTotals(gw.httpPort);
   const sampler = loopSampler(gw.httpPort);
   const start = { at: Date.now(), stats: procStats(gw.pid), machine: machineCpu() };
   let end = start;
@@ -140,6 +170,10 @@ async function measuredBurst(
   }
   const samples = all.filter((s) => s.at - 1000 < end.at);
   const after = await schedulerCounters(gw.httpPort);
+  const flushAfter = await readFlushTotals(gw.httpPort);
+  const flush = Object.fromEntries(
+    Object.entries(flushAfter).map(([k, v]) => [k, v - flushBefore[k as keyof FlushTotals]]),
+  ) as unknown as FlushTotals;
   return {
     podsPerSecond: r.complete ? r.bound / r.wallSeconds : Number.NaN,
     bound: r.bound,
@@ -150,6 +184,7 @@ async function measuredBurst(
     rssBytes: end.stats.rssBytes,
     peakRssBytes: end.stats.peakRssBytes,
     loop: samples,
+    flush,
     decisions: Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (counters[k] ?? 0)])),
   };
 }
