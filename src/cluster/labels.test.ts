@@ -1,21 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { selectorAnchor, selectorMatches } from './labels.js';
+import { selectorAnchors, selectorMatches } from './labels.js';
 import type { LabelSelector } from './model.js';
 
-describe('selectorAnchor', () => {
-  const cases: { name: string; sel: LabelSelector | undefined; want: string | undefined }[] = [
-    { name: 'no selector', sel: undefined, want: undefined },
-    { name: 'empty selector', sel: {}, want: undefined },
-    { name: 'a matchLabels entry', sel: { matchLabels: { app: 'web', tier: 'fe' } }, want: 'app=web' },
+describe('selectorAnchors', () => {
+  const cases: { name: string; sel: LabelSelector | undefined; want: string[] }[] = [
+    { name: 'no selector', sel: undefined, want: [] },
+    { name: 'empty selector', sel: {}, want: [] },
+    {
+      name: 'every matchLabels entry',
+      sel: { matchLabels: { app: 'web', tier: 'fe' } },
+      want: ['app=web', 'tier=fe'],
+    },
     {
       name: 'an In requirement with one value',
       sel: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web'] }] },
-      want: 'app=web',
+      want: ['app=web'],
     },
     {
       name: 'In with several values: none',
       sel: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'db'] }] },
-      want: undefined,
+      want: [],
     },
     {
       name: 'Exists, NotIn, DoesNotExist: none',
@@ -26,29 +30,32 @@ describe('selectorAnchor', () => {
           { key: 'x', operator: 'DoesNotExist' },
         ],
       },
-      want: undefined,
+      want: [],
     },
     {
-      name: 'the first single-value In after others',
+      name: 'single-value In requirements among others, after matchLabels',
       sel: {
+        matchLabels: { tier: 'fe' },
         matchExpressions: [
           { key: 'app', operator: 'Exists' },
           { key: 'rev', operator: 'In', values: ['7'] },
         ],
       },
-      want: 'rev=7',
+      want: ['tier=fe', 'rev=7'],
     },
   ];
   for (const c of cases) {
     it(c.name, () => {
-      const anchor = selectorAnchor(c.sel);
-      expect(anchor).toBe(c.want);
-      if (anchor === undefined || !c.sel) return;
-      // What it promises: an object without the anchor label never matches.
-      const [key, value] = anchor.split('=') as [string, string];
-      expect(selectorMatches(c.sel, { app: 'web', tier: 'fe', rev: '7', [key]: `${value}-other` })).toBe(
-        false,
-      );
+      const anchors = selectorAnchors(c.sel);
+      expect(anchors).toEqual(c.want);
+      if (!c.sel) return;
+      // What it promises: an object without any one of the anchor labels never matches.
+      for (const anchor of anchors) {
+        const [key, value] = anchor.split('=') as [string, string];
+        expect(selectorMatches(c.sel, { app: 'web', tier: 'fe', rev: '7', [key]: `${value}-other` })).toBe(
+          false,
+        );
+      }
     });
   }
 });

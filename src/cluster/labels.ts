@@ -37,17 +37,19 @@ export function selectorMatches(sel: LabelSelector | undefined, labels: Record<s
 }
 
 /**
- * A label every object the selector matches must carry, as "key=value" (a matchLabels entry, or an In
- * requirement with a single value); undefined when the selector requires none (Exists, NotIn, several
- * values, empty). An index keyed by it only has to test the objects carrying that label.
+ * The labels every object the selector matches must carry, as "key=value" (each matchLabels entry, and
+ * each In requirement with a single value); none when the selector requires none (Exists, NotIn, several
+ * values, empty). An index keyed by one of them only has to test the objects carrying that label, and the
+ * rarer the label, the fewer (pod-counts.ts picks the one fewest pods carry).
  */
-export function selectorAnchor(sel: LabelSelector | undefined): string | undefined {
-  if (!sel) return undefined;
-  for (const key in sel.matchLabels ?? {}) return `${key}=${sel.matchLabels?.[key]}`;
+export function selectorAnchors(sel: LabelSelector | undefined): string[] {
+  const anchors: string[] = [];
+  if (!sel) return anchors;
+  for (const key in sel.matchLabels ?? {}) anchors.push(`${key}=${sel.matchLabels?.[key]}`);
   for (const req of sel.matchExpressions ?? []) {
-    if (req.operator === 'In' && req.values?.length === 1) return `${req.key}=${req.values[0]}`;
+    if (req.operator === 'In' && req.values?.length === 1) anchors.push(`${req.key}=${req.values[0]}`);
   }
-  return undefined;
+  return anchors;
 }
 
 /** The selector with `key In (labels[key])` added for each key the labels have (matchLabelKeys). */

@@ -98,7 +98,7 @@ describe('PodCountIndex through the Snapshot', () => {
     },
   ];
   // Every case twice more with the matcher indexed by its anchor (every match carries app=web).
-  const anchored = (m: PodMatcher): PodMatcher => ({ ...m, key: `${m.key}|anchored`, anchor: 'app=web' });
+  const anchored = (m: PodMatcher): PodMatcher => ({ ...m, key: `${m.key}|anchored`, anchors: ['app=web'] });
   for (const c of cases) {
     for (const when of ['asked first', 'asked last'] as const) {
       for (const indexed of [false, true]) {
@@ -120,7 +120,7 @@ describe('PodCountIndex through the Snapshot', () => {
     const m: PodMatcher = {
       key: 'web-anchored',
       namespaces: new Set(['default']),
-      anchor: 'app=web',
+      anchors: ['app=web'],
       matches: (p) => {
         tested.push(p.name);
         return p.namespace === 'default' && p.labels['app'] === 'web';
@@ -132,6 +132,48 @@ describe('PodCountIndex through the Snapshot', () => {
     s.upsertPod(pod('w2', 'b', 'web', 'other'));
     expect(tested).toEqual(['w1', 'w2']);
     expect(counts(s, m)).toEqual({ a: 1 });
+  });
+
+  it('indexes a matcher by the anchor fewest pods carry, and moves it when another becomes rarer', () => {
+    const s = snapshot();
+    const shop = (name: string, nodeName: string, shard: string) =>
+      specPod(name, { nodeName }, { meta: { namespace: 'default', labels: { app: 'shop', shard } } });
+    const tested: string[] = [];
+    const m: PodMatcher = {
+      key: 'shop-7',
+      namespaces: new Set(['default']),
+      // The shared label first, as a selector usually lists it.
+      anchors: ['app=shop', 'shard=7'],
+      matches: (p) => {
+        tested.push(p.name);
+        return p.labels['app'] === 'shop' && p.labels['shard'] === '7';
+      },
+    };
+    // Asked while neither label is carried: the first anchor, app=shop, is as good as any.
+    expect(counts(s, m)).toEqual({});
+    for (let i = 0; i < 5; i++) s.upsertPod(shop(`s1-${i}`, 'a', '1'));
+    s.upsertPod(shop('s7-0', 'b', '7'));
+    expect(tested).toEqual(['s1-0', 's1-1', 's1-2', 's1-3', 's1-4', 's7-0']);
+    // Asked again: shard=7 (1 pod) is now rarer than app=shop (6), so other shards' pods are not tested.
+    expect(counts(s, m)).toEqual({ b: 1 });
+    tested.length = 0;
+    s.upsertPod(shop('s1-5', 'b', '1'));
+    s.upsertPod(shop('s7-1', 'a', '7'));
+    s.deletePod(shop('s7-0', 'b', '7'));
+    expect(tested).toEqual(['s7-1', 's7-0']);
+    expect(counts(s, m)).toEqual({ a: 1 });
+    // Built fresh when pods already carry both labels: the rarer anchor at once.
+    const fresh: string[] = [];
+    const again: PodMatcher = {
+      ...m,
+      key: 'shop-7-fresh',
+      matches: (p) => {
+        fresh.push(p.name);
+        return m.matches(p);
+      },
+    };
+    expect(counts(s, again)).toEqual({ a: 1 });
+    expect(fresh).toEqual(['s7-1']);
   });
 
   it('a what-if edit counts its changes and undo restores the counts exactly', () => {
@@ -149,9 +191,13 @@ describe('PodCountIndex through the Snapshot', () => {
 
   it('drops the least recently asked matcher beyond its capacity and rebuilds it when asked again', () => {
     const pods: [PodInfo, string][] = [];
-    const index = new PodCountIndex(function* (ns) {
-      for (const e of pods) if (ns === undefined || e[0].namespace === ns) yield e;
-    }, 2);
+    const index = new PodCountIndex(
+      function* (ns) {
+        for (const e of pods) if (ns === undefined || e[0].namespace === ns) yield e;
+      },
+      () => 0,
+      2,
+    );
     const add = (p: PodInfo, n: string) => {
       pods.push([p, n]);
       index.changed(p, n, 1);

@@ -9,9 +9,14 @@
  *   first ask for m: built from the pods of m's namespaces (every pod when m spans all namespaces);
  *   afterwards:      count[m][node] ± 1 on each place/remove of a pod p with m.matches(p).
  *
- * A matcher that names a label every match carries (its anchor, "key=value") is tested only against
- * pods carrying it: with hundreds of selectors in one namespace (a matcher per Deployment's anti-affinity
- * or spread), each pod event then tests the few whose anchor it has instead of all of them.
+ * A matcher that names labels every match carries (its anchors, "key=value") is tested only against
+ * pods carrying one of them, its entry's anchor: with hundreds of selectors in one namespace (a matcher
+ * per Deployment's anti-affinity or spread), each pod event then tests the few whose anchor it has
+ * instead of all of them. The anchor is the one fewest counted pods carry, checked again each time the
+ * matcher is asked: selectors often share a label (app=shop) beside the one that tells them apart
+ * (shard=7), and anchored on the shared one every shop pod would be tested against every shop selector
+ * (the scheduler bench's backlog profile: a tenth of the gateway's CPU). Any of them is correct, since
+ * every match carries all of them; the choice is only how many non-matching pods get tested.
  *
  * At most `capacity` matchers are kept, least recently asked dropped first: a dropped one is simply
  * rebuilt when asked again, so the bound costs time, never correctness. A matcher must be pure (same key,
@@ -25,8 +30,8 @@ export interface PodMatcher {
   readonly key: string;
   /** The only namespaces whose pods can match; undefined: any namespace. */
   readonly namespaces: ReadonlySet<string> | undefined;
-  /** A label ("key=value", see selectorAnchor) every matching pod carries; undefined: none is known. */
-  readonly anchor?: string | undefined;
+  /** Labels ("key=value", see selectorAnchors) every matching pod carries; none known: empty or absent. */
+  readonly anchors?: readonly string[] | undefined;
   matches(pod: PodInfo): boolean;
 }
 
@@ -34,6 +39,8 @@ interface Entry {
   readonly matcher: PodMatcher;
   /** Node name → matching pods counted there (> 0). */
   readonly perNode: Map<string, number>;
+  /** The one of the matcher's anchors it is indexed by (the rarest when last checked). */
+  anchor: string | undefined;
 }
 
 /**
@@ -41,6 +48,9 @@ interface Entry {
  * or, given an anchor, at least every counted pod carrying that label (the matcher sorts out the rest).
  */
 export type PodsOf = (namespace: string | undefined, anchor?: string) => Iterable<readonly [PodInfo, string]>;
+
+/** How many counted pods carry the label "key=value" now. */
+export type Carriers = (anchor: string) => number;
 
 export class PodCountIndex {
   /** Key → entry, least recently asked first. */
@@ -53,6 +63,7 @@ export class PodCountIndex {
 
   constructor(
     private readonly podsOf: PodsOf,
+    private readonly carriers: Carriers = () => 0,
     private readonly capacity = 256,
   ) {}
 
@@ -62,23 +73,52 @@ export class PodCountIndex {
     if (known) {
       this.entries.delete(matcher.key);
       this.entries.set(matcher.key, known);
+      this.reanchor(known);
       return known.perNode;
     }
-    const entry: Entry = { matcher, perNode: new Map() };
+    const anchor = this.rarest(matcher.anchors, undefined);
+    const entry: Entry = { matcher, perNode: new Map(), anchor };
     // An anchored matcher only needs the pods carrying its label, not every pod of its namespaces.
-    const sources = matcher.anchor !== undefined ? [this.podsOf(undefined, matcher.anchor)] : [];
-    for (const ns of matcher.anchor !== undefined ? [] : (matcher.namespaces ?? [undefined])) {
+    const sources = anchor !== undefined ? [this.podsOf(undefined, anchor)] : [];
+    for (const ns of anchor !== undefined ? [] : (matcher.namespaces ?? [undefined])) {
       sources.push(this.podsOf(ns));
     }
     for (const pods of sources) {
       for (const [pod, node] of pods) if (matcher.matches(pod)) bump(entry.perNode, node, 1);
     }
     this.entries.set(matcher.key, entry);
-    if (matcher.anchor !== undefined) addTo(this.byAnchor, matcher.anchor, entry);
+    if (anchor !== undefined) addTo(this.byAnchor, anchor, entry);
     else if (matcher.namespaces === undefined) this.anyNamespace.add(entry);
     else for (const ns of matcher.namespaces) addTo(this.byNamespace, ns, entry);
     if (this.entries.size > this.capacity) this.drop(this.entries.keys().next().value as string);
     return entry.perNode;
+  }
+
+  /** The anchor fewest counted pods carry; `current` unless another is strictly rarer. */
+  private rarest(anchors: readonly string[] | undefined, current: string | undefined): string | undefined {
+    if (!anchors || anchors.length === 0) return undefined;
+    let best = current ?? (anchors[0] as string);
+    if (anchors.length === 1) return best;
+    let fewest = this.carriers(best);
+    for (const a of anchors) {
+      if (fewest === 0) break;
+      const n = this.carriers(a);
+      if (n < fewest) {
+        best = a;
+        fewest = n;
+      }
+    }
+    return best;
+  }
+
+  /** Moves an entry to a rarer anchor when one is now rarer than its own (a few lookups per ask). */
+  private reanchor(e: Entry): void {
+    if (e.anchor === undefined || (e.matcher.anchors?.length ?? 0) < 2) return;
+    const best = this.rarest(e.matcher.anchors, e.anchor);
+    if (best === e.anchor || best === undefined) return;
+    removeFrom(this.byAnchor, e.anchor, e);
+    e.anchor = best;
+    addTo(this.byAnchor, best, e);
   }
 
   /** A pod was placed on (delta 1) or removed from (delta −1) `node`. */
@@ -102,7 +142,7 @@ export class PodCountIndex {
     const e = this.entries.get(key);
     if (!e) return;
     this.entries.delete(key);
-    if (e.matcher.anchor !== undefined) removeFrom(this.byAnchor, e.matcher.anchor, e);
+    if (e.anchor !== undefined) removeFrom(this.byAnchor, e.anchor, e);
     else if (e.matcher.namespaces === undefined) this.anyNamespace.delete(e);
     else for (const ns of e.matcher.namespaces) removeFrom(this.byNamespace, ns, e);
   }

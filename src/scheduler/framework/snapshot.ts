@@ -152,7 +152,10 @@ export class Snapshot {
   private readonly byNamespace = new Map<string, Set<string>>();
   /** "key=value" → keys of the counted pods carrying that label: a new anchored selector counts these only. */
   private readonly byLabel = new Map<string, Set<string>>();
-  private readonly counts = new PodCountIndex((ns, anchor) => this.podsOf(ns, anchor));
+  private readonly counts = new PodCountIndex(
+    (ns, anchor) => this.podsOf(ns, anchor),
+    (anchor) => this.byLabel.get(anchor)?.size ?? 0,
+  );
   private readonly terms = new TermIndex();
   /** Image name → how many nodes hold it (upstream's ImageStateSummary.NumNodes), kept as nodes change. */
   private readonly imageNodes = new Map<string, number>();

@@ -18,7 +18,7 @@
  *   - existing pods' terms are matched against the one incoming pod (existingTermMatches), with the
  *     incoming pod's namespace labels (upstream's GetNamespaceLabelsSnapshot: unknown namespace → no labels).
  */
-import { selectorAnchor, selectorMatches } from '../../cluster/labels.js';
+import { selectorAnchors, selectorMatches } from '../../cluster/labels.js';
 import type { LabelSelector, PodAffinityTerm, PodInfo } from '../../cluster/model.js';
 import type { PodMatcher } from '../framework/pod-counts.js';
 
@@ -137,12 +137,12 @@ export function matcherOfAll(
   // namespace lookups belong to the cycle).
   const selectors = terms.map((t) => t.labelSelector as LabelSelector);
   const inNamespaces = namespaces;
-  let anchor: string | undefined;
-  for (const sel of selectors) anchor ??= selectorAnchor(sel);
+  // A match satisfies every selector, so it carries every selector's anchors.
+  const anchors = selectors.flatMap(selectorAnchors);
   return {
     key: JSON.stringify([nsKey, selectors]),
     namespaces: inNamespaces,
-    anchor,
+    anchors,
     matches: (pod) =>
       (inNamespaces === undefined || inNamespaces.has(pod.namespace)) &&
       selectors.every((sel) => selectorMatches(sel, pod.labels)),

@@ -3,7 +3,7 @@
  * selector each counts with, the node inclusion policies, the matching pods per node (read from the
  * snapshot's incremental counts) and the eligible topology domains (cached while the nodes do not change).
  */
-import { selectorAnchor, selectorMatches, withMatchLabelKeys } from '../../cluster/labels.js';
+import { selectorAnchors, selectorMatches, withMatchLabelKeys } from '../../cluster/labels.js';
 import type { NodeInfo, PodInfo, TopologySpreadConstraint } from '../../cluster/model.js';
 import type { Snapshot } from '../framework/snapshot.js';
 import { nodeAffinityMatches, untoleratedTaint } from '../predicates.js';
@@ -20,8 +20,8 @@ interface Selector {
   readonly countsNone: boolean;
   /** Names the selector, for the snapshot's cached counts. */
   readonly key: string;
-  /** A label every pod it selects carries (selectorAnchor), for the snapshot's index. */
-  readonly anchor?: string | undefined;
+  /** Labels every pod it selects carries (selectorAnchors), for the snapshot's index. */
+  readonly anchors?: readonly string[];
   matches(pod: PodInfo): boolean;
 }
 
@@ -44,7 +44,7 @@ function labelSelectorOf(c: TopologySpreadConstraint, podLabels: Record<string, 
   return {
     countsNone: empty,
     key: `labels:${JSON.stringify(sel)}`,
-    anchor: selectorAnchor(sel),
+    anchors: selectorAnchors(sel),
     matches: (p) => selectorMatches(sel, p.labels),
   };
 }
@@ -73,7 +73,7 @@ export function matchingPerNode(
   return snapshot.podCounts({
     key: `spread|${namespace}|${selector.key}`,
     namespaces: new Set([namespace]),
-    anchor: selector.anchor,
+    anchors: selector.anchors,
     matches: (p) => !p.deleting && p.namespace === namespace && selector.matches(p),
   });
 }
