@@ -98,7 +98,7 @@ const maxHeap = (m: FanoutMeasure) => Math.max(...m.loop.map((s) => s.heapUsedBy
  * What the write window makes every delivery wait, from the gateway's own metrics over the burst: a
  * message waits for the window to end, then for its connection's turn in the flush.
  */
-export function flushFigures(m: FanoutMeasure) {
+function flushFigures(m: FanoutMeasure) {
   const { flushes, seconds, connections, over50ms, over100ms } = m.flush;
   const windows = m.loop.map((s) => s.windowMs).filter(Number.isFinite);
   const meanFlushMs = (seconds / flushes) * 1000;

@@ -63,7 +63,7 @@ export class PodCountIndex {
 
   constructor(
     private readonly podsOf: PodsOf,
-    private readonly carriers: Carriers = () => 0,
+    private readonly carriers: Carriers,
     private readonly capacity = 256,
   ) {}
 
@@ -113,12 +113,12 @@ export class PodCountIndex {
 
   /** Moves an entry to a rarer anchor when one is now rarer than its own (a few lookups per ask). */
   private reanchor(e: Entry): void {
-    if (e.anchor === undefined || (e.matcher.anchors?.length ?? 0) < 2) return;
     const best = this.rarest(e.matcher.anchors, e.anchor);
-    if (best === e.anchor || best === undefined) return;
-    removeFrom(this.byAnchor, e.anchor, e);
+    if (best === e.anchor) return;
+    // A matcher with anchors always has an entry anchor, so both are set here.
+    removeFrom(this.byAnchor, e.anchor as string, e);
     e.anchor = best;
-    addTo(this.byAnchor, best, e);
+    addTo(this.byAnchor, best as string, e);
   }
 
   /** A pod was placed on (delta 1) or removed from (delta −1) `node`. */
