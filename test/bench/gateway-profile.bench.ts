@@ -8,11 +8,16 @@
  *   NODELOAD_BENCH_PROFILE=1 NODELOAD_BENCH_KEEP=1 npx tsx test/bench/gateway-profile.bench.ts \
  *     [--nodes 1000] [--pods 3000] [--idle 15] [--modes live,backlog] [--workload contract]
  *
+ * With NODELOAD_BENCH_ALLOC_PROFILE=1 each phase is also sampled for allocations, garbage included
+ * (alloc-profile.ts): the largest sites per pod are printed and the profile kept as alloc-<mode>.heapprofile.
+ *
  * A diagnostic, not a comparison: the ratios to kube-scheduler come from scheduler.bench.ts.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
+import { startAllocationSampling } from './alloc-profile.js';
 import { procStats, runWhenMain, stopChild } from './lib.js';
 import { describeMemory, parseMemoryBreakdown } from './memory-breakdown.js';
 import { prepareCluster, SCHEDULER_DEFAULTS, startGateway } from './scheduler.bench.js';
@@ -50,7 +55,20 @@ runWhenMain(import.meta.url, { scheduler: false }, async (cluster) => {
     };
     for (const mode of values.modes.split(',') as PhaseMode[]) {
       const timeline = sampleQueues(gateway.httpPort, gateway.pid);
+      const sampling = gateway.inspectPort ? await startAllocationSampling(gateway.inspectPort) : undefined;
       const r = await runPhase(cluster, kc, gateway, mode, opts, alive).finally(timeline.stop);
+      if (sampling) {
+        const sites = await sampling.stop(path.join(cluster.workDir, `alloc-${mode}.heapprofile`));
+        const total = sites.reduce((sum, s) => sum + s.bytes, 0);
+        const perPod = (b: number) => `${(b / r.bound / 1024).toFixed(1)} KiB`;
+        rows.push(
+          `${mode} allocations (sampled, garbage included): ${perPod(total)} per pod; largest sites per pod:\n` +
+            sites
+              .slice(0, 30)
+              .map((s) => `  ${perPod(s.bytes)} ${s.site}`)
+              .join('\n'),
+        );
+      }
       rows.push(
         `${mode} timeline (s: active/backoff/unschedulable queue, binds in flight, CPU %):\n${timeline.lines()}`,
       );

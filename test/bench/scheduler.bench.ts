@@ -180,8 +180,10 @@ function readKubeSchedulerMetrics(cluster: BenchCluster, port: number): Promise<
 export async function startGateway(
   cluster: BenchCluster,
   extraArgs: string[] = [],
-): Promise<SchedulerProcess & { httpPort: number }> {
-  const [httpPort] = (await freePorts(1)) as [number];
+): Promise<SchedulerProcess & { httpPort: number; inspectPort?: number }> {
+  const [httpPort, inspectPort] = (await freePorts(2)) as [number, number];
+  // NODELOAD_BENCH_ALLOC_PROFILE=1: the inspector on loopback, for allocation sampling (alloc-profile.ts).
+  const inspect = process.env['NODELOAD_BENCH_ALLOC_PROFILE'] === '1';
   const logFile = path.join(cluster.workDir, 'gateway.log');
   const child = spawnJs(
     gatewayEntry(),
@@ -210,6 +212,7 @@ export async function startGateway(
         ...(process.env['NODELOAD_BENCH_HEAP_PROFILE'] === '1'
           ? ['--heap-prof', `--heap-prof-dir=${path.join(cluster.workDir, 'heap-profile')}`]
           : []),
+        ...(inspect ? [`--inspect=127.0.0.1:${inspectPort}`] : []),
       ],
     },
   );
@@ -237,6 +240,7 @@ export async function startGateway(
     child,
     prefix: 'nl',
     httpPort,
+    ...(inspect ? { inspectPort } : {}),
     algorithmMetric: {
       name: 'nodeload_scheduler_scheduling_algorithm_duration_seconds',
       read: () => fetch(`${base}/metrics`).then((r) => r.text()),
