@@ -123,6 +123,30 @@ describe('buildCandidates', () => {
     expect(candidates[2]?.reasons.map((r) => r.plugin)).toEqual(['NodeResourcesFit']);
   });
 
+  it('ranks by the entries’ rows when they line up with the feasible verdicts, by name when not', () => {
+    const nodes = [node('d', { cpu: '2' }), node('c', { cpu: '4' }), node('b', { cpu: '8' }), node('a')];
+    const ranks = (verdicts: NodeVerdict[], ranked: Parameters<typeof buildCandidates>[1]) =>
+      buildCandidates(verdicts, ranked).map((c) => [c.node, c.rank]);
+    const fresh = () => decide(pod('p', { cpu: '1' }), { nodes });
+    // As the cycle hands them over: runScores' entries, rows in the feasible verdicts' order.
+    const lined = fresh();
+    const want = lined.ranked.map((r, i) => [r.node, i + 1]);
+    expect(want).toHaveLength(4);
+    expect(ranks(lined.verdicts, lined.ranked)).toEqual(want);
+    // Verdicts in another order than the rows (their rows no longer name these nodes): by name.
+    const shuffled = fresh();
+    expect(ranks([...shuffled.verdicts].reverse(), shuffled.ranked)).toEqual(want);
+    // Plain ranked nodes (no rows), one feasible verdict left unranked: by name, the unranked one dropped.
+    const plain = fresh();
+    const dropped = plain.ranked[2]?.node;
+    const ranked = plain.ranked
+      .filter((r) => r.node !== dropped)
+      .map((r) => ({ node: r.node, score: r.score, scores: [] }));
+    expect(ranks(plain.verdicts, ranked)).toEqual(
+      want.filter(([n]) => n !== dropped).map(([n], i) => [n, i + 1]),
+    );
+  });
+
   it('settles a kept candidate: its score parts built, the cycle’s score table no longer referenced', () => {
     const nodes = [node('a', { cpu: '8' }), node('b')];
     const { verdicts, ranked } = decide(pod('p', { cpu: '1' }), { nodes });

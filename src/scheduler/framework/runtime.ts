@@ -67,7 +67,8 @@ class RankedEntry implements RankedNode {
   private built: ScoreContribution[] | undefined;
   constructor(
     readonly node: string,
-    private readonly row: number,
+    /** The node's index in the feasible list runScores ranked. */
+    readonly row: number,
     private readonly table: ScoreTable,
   ) {}
 
@@ -87,6 +88,11 @@ class RankedEntry implements RankedNode {
   toJSON(): { node: string; score: number; scores: ScoreContribution[] } {
     return { node: this.node, score: this.score, scores: this.scores };
   }
+}
+
+/** A node's index in the feasible list runScores ranked, when `r` is one of its entries. */
+export function rankedRow(r: RankedNode): number | undefined {
+  return r instanceof RankedEntry ? r.row : undefined;
 }
 
 interface ScoreTable {
@@ -300,7 +306,9 @@ export function runPostFilter(
 }
 
 function byScoreThenName(a: RankedNode, b: RankedNode): number {
-  if (a.score !== b.score) return b.score - a.score;
+  // -1 / 1, not b.score - a.score: a fractional difference is a heap number the sort's call boxes, one
+  // per comparison (~4,000 a cycle at 420 feasible nodes: 28 KiB per pod in the allocation profile).
+  if (a.score !== b.score) return a.score > b.score ? -1 : 1;
   return a.node < b.node ? -1 : a.node > b.node ? 1 : 0;
 }
 

@@ -35,7 +35,12 @@ export function nodeLoadRules(): FilterPlugin {
         return;
       }
       const bypassed = exemptFromLoadLimits(ctx.pod);
-      for (const rule of ctx.rules) {
+      // Sized once: pushed into the verdict's empty array, the first check grew it to 17 slots, on every
+      // node a cycle filters (allocation profile, README).
+      const checks: RuleCheck[] = new Array(ctx.rules.length);
+      verdict.rules = checks;
+      for (let i = 0; i < ctx.rules.length; i++) {
+        const rule = ctx.rules[i] as (typeof ctx.rules)[number];
         const name = rule.name;
         const notAllowed = nodeAllowedByRule(rule, node);
         const check: RuleCheck = {
@@ -48,7 +53,7 @@ export function nodeLoadRules(): FilterPlugin {
           cpuMargin: rule.spec.maxCPU - after.cpuPercent,
           memoryMargin: rule.spec.maxMemory - after.memoryPercent,
         };
-        verdict.rules.push(check);
+        checks[i] = check;
         if (notAllowed) {
           verdict.reasons.push({
             plugin: PLUGIN.NodeLoadRules,
