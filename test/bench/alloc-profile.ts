@@ -37,6 +37,12 @@ export async function startAllocationSampling(
   });
   let nextId = 1;
   const pending = new Map<number, (result: unknown) => void>();
+  // The process exiting mid-profile closes the socket: the calls waiting on it fail instead of hanging.
+  socket.on('error', () => {});
+  socket.on('close', () => {
+    for (const done of pending.values()) done(Promise.reject(new Error('the inspector connection closed')));
+    pending.clear();
+  });
   socket.on('message', (data: Buffer) => {
     const msg = JSON.parse(data.toString('utf8')) as { id?: number; result?: unknown; error?: unknown };
     if (msg.id === undefined) return;
