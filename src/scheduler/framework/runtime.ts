@@ -181,7 +181,11 @@ function runFilterPlugins(
     if (!everyReason) return verdict;
   }
   const reasons = verdict.reasons;
-  for (const p of profile.filter) {
+  // Indexed, not for…of: where this loop is not yet optimised (a cycle of ≤ 100 nodes runs it ~100
+  // times) each step of an array iterator allocates its result (9 KiB per pod at 100 nodes).
+  const filters = profile.filter;
+  for (let i = 0; i < filters.length; i++) {
+    const p = filters[i] as FilterPlugin;
     if (pre.state.skipFilter.has(p.name)) continue;
     p.filter(pre.state, ctx, node, verdict);
     if (!everyReason && reasons.length > 0) break;
