@@ -191,23 +191,23 @@ export function buildCandidates(verdicts: NodeVerdict[], ranked: readonly Ranked
  */
 function rankPositions(verdicts: readonly NodeVerdict[], ranked: readonly RankedNode[]): Int32Array {
   const at = new Int32Array(verdicts.length).fill(-1);
-  const byRow = new Int32Array(ranked.length).fill(-1);
-  let lined = true;
+  // Row r of runScores' entries is the r-th feasible verdict.
+  const feasibleAt = new Int32Array(ranked.length);
+  let feasible = 0;
+  for (let k = 0; k < verdicts.length; k++) {
+    if (!(verdicts[k] as NodeVerdict).feasible) continue;
+    if (feasible < ranked.length) feasibleAt[feasible] = k;
+    feasible++;
+  }
+  let lined = feasible === ranked.length;
   for (let i = 0; i < ranked.length && lined; i++) {
-    const row = rankedRow(ranked[i] as RankedNode);
-    if (row === undefined || row >= ranked.length || byRow[row] !== -1) lined = false;
-    else byRow[row] = i;
-  }
-  let row = 0;
-  for (let k = 0; k < verdicts.length && lined; k++) {
-    const v = verdicts[k] as NodeVerdict;
-    if (!v.feasible) continue;
-    const i = row < ranked.length ? (byRow[row] as number) : -1;
-    if (i < 0 || (ranked[i] as RankedNode).node !== v.node) lined = false;
+    const r = ranked[i] as RankedNode;
+    const row = rankedRow(r);
+    const k = row === undefined ? -1 : (feasibleAt[row] ?? -1);
+    if (k < 0 || at[k] !== -1 || (verdicts[k] as NodeVerdict).node !== r.node) lined = false;
     else at[k] = i;
-    row++;
   }
-  if (lined && row === ranked.length) return at;
+  if (lined) return at;
   at.fill(-1);
   const rowOf = new Map<string, number>();
   for (let i = 0; i < ranked.length; i++) rowOf.set((ranked[i] as RankedNode).node, i);

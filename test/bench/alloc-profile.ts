@@ -4,27 +4,24 @@
  * what is still alive at exit, which says what is retained, not what keeps the scavenger busy.)
  *
  * The process must run with `--inspect=127.0.0.1:<port>` (loopback only). A diagnostic for the benches:
- * gateway-profile.bench.ts uses it with NODELOAD_BENCH_ALLOC_PROFILE=1.
+ * gateway-profile.bench.ts uses it with NODELOAD_BENCH_ALLOC_PROFILE=1;
+ * loop.bench.ts samples itself in-process and prints the same table.
  */
 import { writeFileSync } from 'node:fs';
 import WebSocket from 'ws';
 
-interface ProfileNode {
+/** A node of V8's sampling heap profile (HeapProfiler.stopSampling). */
+export interface SamplingNode {
   callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   selfSize: number;
-  children: ProfileNode[];
-}
-
-interface AllocationSite {
-  site: string;
-  bytes: number;
+  children: SamplingNode[];
 }
 
 /** Connects to the inspector on `port` and starts sampling every `intervalBytes` allocated. */
 export async function startAllocationSampling(
   port: number,
   intervalBytes = 16_384,
-): Promise<{ stop(file: string): Promise<AllocationSite[]> }> {
+): Promise<{ stop(file: string): Promise<SamplingNode> }> {
   const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as {
     webSocketDebuggerUrl: string;
   }[];
@@ -36,24 +33,25 @@ export async function startAllocationSampling(
     socket.once('error', reject);
   });
   let nextId = 1;
-  const pending = new Map<number, (result: unknown) => void>();
+  const pending = new Map<number, { resolve(result: unknown): void; reject(err: Error): void }>();
   // The process exiting mid-profile closes the socket: the calls waiting on it fail instead of hanging.
   socket.on('error', () => {});
   socket.on('close', () => {
-    for (const done of pending.values()) done(Promise.reject(new Error('the inspector connection closed')));
+    for (const call of pending.values()) call.reject(new Error('the inspector connection closed'));
     pending.clear();
   });
   socket.on('message', (data: Buffer) => {
     const msg = JSON.parse(data.toString('utf8')) as { id?: number; result?: unknown; error?: unknown };
-    if (msg.id === undefined) return;
-    const done = pending.get(msg.id);
+    const call = msg.id === undefined ? undefined : pending.get(msg.id);
+    if (!call || msg.id === undefined) return;
     pending.delete(msg.id);
-    done?.(msg.error ? Promise.reject(new Error(JSON.stringify(msg.error))) : msg.result);
+    if (msg.error) call.reject(new Error(JSON.stringify(msg.error)));
+    else call.resolve(msg.result);
   });
   const call = (method: string, params: object = {}) =>
-    new Promise<unknown>((resolve) => {
+    new Promise<unknown>((resolve, reject) => {
       const id = nextId++;
-      pending.set(id, resolve);
+      pending.set(id, { resolve, reject });
       socket.send(JSON.stringify({ id, method, params }));
     });
   await call('HeapProfiler.enable');
@@ -64,25 +62,36 @@ export async function startAllocationSampling(
   });
   return {
     async stop(file) {
-      const { profile } = (await call('HeapProfiler.stopSampling')) as { profile: { head: ProfileNode } };
+      const { profile } = (await call('HeapProfiler.stopSampling')) as { profile: { head: SamplingNode } };
       socket.close();
       writeFileSync(file, JSON.stringify(profile));
-      return allocationSites(profile.head);
+      return profile.head;
     },
   };
 }
 
-/** Bytes allocated per function (self), largest first. */
-function allocationSites(head: ProfileNode): AllocationSite[] {
-  const bytes = new Map<string, number>();
-  const walk = (n: ProfileNode) => {
-    if (n.selfSize > 0) {
-      const f = n.callFrame;
-      const site = `${f.functionName || '(anonymous)'} ${f.url.split('/').pop()}:${f.lineNumber}:${f.columnNumber}`;
-      bytes.set(site, (bytes.get(site) ?? 0) + n.selfSize);
-    }
+/**
+ * Bytes allocated per function (self) in a sampling heap profile, largest first, per pod scheduled.
+ * Sites carry the column too: a bundle puts a module's functions on one line.
+ */
+export function allocationTable(root: SamplingNode, pods: number, top = 25): string {
+  const bySite = new Map<string, number>();
+  let total = 0;
+  const walk = (n: SamplingNode) => {
+    const { functionName, url, lineNumber, columnNumber } = n.callFrame;
+    const site = `${functionName || '(anonymous)'} ${url.split('/').slice(-2).join('/')}:${lineNumber + 1}:${columnNumber + 1}`;
+    bySite.set(site, (bySite.get(site) ?? 0) + n.selfSize);
+    total += n.selfSize;
     for (const c of n.children) walk(c);
   };
-  walk(head);
-  return [...bytes].map(([site, b]) => ({ site, bytes: b })).sort((a, b) => b.bytes - a.bytes);
+  walk(root);
+  const rows = [...bySite].sort((a, b) => b[1] - a[1]).slice(0, top);
+  return [
+    `allocated while scheduling: ${(total / 2 ** 20).toFixed(1)} MiB sampled, ${(total / pods / 1024).toFixed(1)} KiB per pod`,
+    '| KiB per pod | share | where |',
+    '| --: | --: | --- |',
+    ...rows.map(
+      ([site, b]) => `| ${(b / pods / 1024).toFixed(1)} | ${((100 * b) / total).toFixed(1)} % | ${site} |`,
+    ),
+  ].join('\n');
 }

@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { startAllocationSampling } from './alloc-profile.js';
+import { allocationTable, startAllocationSampling } from './alloc-profile.js';
 import { procStats, runWhenMain, stopChild } from './lib.js';
 import { describeMemory, parseMemoryBreakdown } from './memory-breakdown.js';
 import { prepareCluster, SCHEDULER_DEFAULTS, startGateway } from './scheduler.bench.js';
@@ -58,16 +58,8 @@ runWhenMain(import.meta.url, { scheduler: false }, async (cluster) => {
       const sampling = gateway.inspectPort ? await startAllocationSampling(gateway.inspectPort) : undefined;
       const r = await runPhase(cluster, kc, gateway, mode, opts, alive).finally(timeline.stop);
       if (sampling) {
-        const sites = await sampling.stop(path.join(cluster.workDir, `alloc-${mode}.heapprofile`));
-        const total = sites.reduce((sum, s) => sum + s.bytes, 0);
-        const perPod = (b: number) => `${(b / r.bound / 1024).toFixed(1)} KiB`;
-        rows.push(
-          `${mode} allocations (sampled, garbage included): ${perPod(total)} per pod; largest sites per pod:\n` +
-            sites
-              .slice(0, 30)
-              .map((s) => `  ${perPod(s.bytes)} ${s.site}`)
-              .join('\n'),
-        );
+        const head = await sampling.stop(path.join(cluster.workDir, `alloc-${mode}.heapprofile`));
+        rows.push(`${mode}, garbage included: ${allocationTable(head, r.bound, 30)}`);
       }
       rows.push(
         `${mode} timeline (s: active/backoff/unschedulable queue, binds in flight, CPU %):\n${timeline.lines()}`,

@@ -26,6 +26,7 @@ import { Scheduler } from '../../src/scheduler/scheduler.js';
 import { node, pod } from '../../src/scheduler/testing.js';
 import { FakeCluster } from '../kit/fake-cluster.js';
 import { FakeLeader } from '../kit/fake-leader.js';
+import { allocationTable, type SamplingNode } from './alloc-profile.js';
 
 const { values } = parseArgs({
   options: {
@@ -121,35 +122,6 @@ function incoming(i: number): PodInfo {
 }
 
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
-
-interface SamplingNode {
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  selfSize: number;
-  children: SamplingNode[];
-}
-
-/** Bytes allocated per function (self), from a sampling heap profile, largest first. */
-function allocationTable(root: SamplingNode, pods: number, top = 25): string {
-  const bySite = new Map<string, number>();
-  let total = 0;
-  const walk = (n: SamplingNode) => {
-    const { functionName, url, lineNumber } = n.callFrame;
-    const site = `${functionName || '(anonymous)'} ${url.split('/').slice(-2).join('/')}:${lineNumber + 1}`;
-    bySite.set(site, (bySite.get(site) ?? 0) + n.selfSize);
-    total += n.selfSize;
-    for (const c of n.children) walk(c);
-  };
-  walk(root);
-  const rows = [...bySite].sort((a, b) => b[1] - a[1]).slice(0, top);
-  return [
-    `allocated while scheduling: ${mib(total)} MiB sampled, ${(total / pods / 1024).toFixed(1)} KiB per pod`,
-    '| KiB per pod | share | where |',
-    '| --: | --: | --- |',
-    ...rows.map(
-      ([site, b]) => `| ${(b / pods / 1024).toFixed(1)} | ${((100 * b) / total).toFixed(1)} % | ${site} |`,
-    ),
-  ].join('\n');
-}
 
 async function main(): Promise<void> {
   for (let i = 0; i < N; i++) {
