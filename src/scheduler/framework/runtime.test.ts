@@ -13,7 +13,7 @@ import {
   runUnreserve,
 } from './runtime.js';
 import type { AnyPlugin, CycleContext, CycleState } from './types.js';
-import { primaryReasons } from './verdict.js';
+import { addReason, NO_REASONS, NO_RULE_CHECKS, primaryReasons } from './verdict.js';
 
 function ctxOf(nodes: string[]): CycleContext {
   return {
@@ -33,7 +33,7 @@ function failing(name: string, nodes: string[], log: string[] = []): AnyPlugin {
     filter(_s, _c, n, v) {
       log.push(`${name}:${n.name}`);
       if (nodes.includes(n.name))
-        v.reasons.push({ plugin: name, code: `${name}Code`, reason: `${name} says no`, detail: '' });
+        addReason(v, { plugin: name, code: `${name}Code`, reason: `${name} says no`, detail: '' });
     },
   };
 }
@@ -44,6 +44,19 @@ function scoring(name: string, raw: Record<string, number>, extra: Partial<AnyPl
 }
 
 describe('runFilters', () => {
+  it('starts verdicts on the shared empty lists and gives each its own once a check fails', () => {
+    const profile = profileOf(failing('A', ['n1']), failing('B', ['n1', 'n2']));
+    const { verdicts } = runFilters(profile, ctxOf(['n1', 'n2', 'n3']));
+    const [n1, n2, n3] = verdicts;
+    expect(n3?.reasons).toBe(NO_REASONS);
+    expect(n3?.rules).toBe(NO_RULE_CHECKS);
+    expect(n1?.reasons.map((r) => r.plugin)).toEqual(['A', 'B']);
+    expect(n2?.reasons.map((r) => r.plugin)).toEqual(['B']);
+    expect(n1?.reasons).not.toBe(n2?.reasons);
+    expect(NO_REASONS).toHaveLength(0);
+    expect(() => (NO_REASONS as unknown[]).push(1)).toThrow(TypeError);
+  });
+
   it('runs every filter on every node in profile order and keeps all reasons', () => {
     const log: string[] = [];
     const profile = profileOf(failing('A', ['n2'], log), failing('B', ['n1', 'n2'], log));
@@ -122,6 +135,22 @@ describe('runFilters', () => {
     expect(out.examined).toBe(examined);
   });
 
+  it('keeps every verdict when a limited search examines more nodes than it set room for', () => {
+    // Room for twice the nodes to find (2); all five are examined before n5 fits.
+    const profile = profileOf(failing('A', ['n1', 'n2', 'n3', 'n4']));
+    const ctx = ctxOf(['n1', 'n2', 'n3', 'n4', 'n5']);
+    const out = runFilters(profile, ctx, ctx.snapshot.list(), { numToFind: 1, start: 0 });
+    expect(out.verdicts.map((v) => [v.node, v.feasible])).toEqual([
+      ['n1', false],
+      ['n2', false],
+      ['n3', false],
+      ['n4', false],
+      ['n5', true],
+    ]);
+    expect(out.feasible.map((n) => n.name)).toEqual(['n5']);
+    expect(out.examined).toBe(5);
+  });
+
   it('skips the Filter of a plugin whose PreFilter said skip', () => {
     const log: string[] = [];
     const skipper: AnyPlugin = { ...failing('S', ['n1'], log), preFilter: () => ({ skip: true }) };
@@ -165,7 +194,7 @@ describe('runFilters', () => {
       },
       filter(state, _c, n, v) {
         if (state.read<string>('P/limit') === n.name)
-          v.reasons.push({ plugin: 'P', code: 'X', reason: 'x', detail: '' });
+          addReason(v, { plugin: 'P', code: 'X', reason: 'x', detail: '' });
       },
     };
     expect(runFilters(profileOf(p), ctxOf(['n1', 'n2'])).feasible.map((n) => n.name)).toEqual(['n1']);

@@ -73,8 +73,14 @@ export class NodeSnapshot {
   noRequestPods = 0;
   /** The node's effective load for this cycle (set by the runtime from the load tracker). */
   load: NodeLoad | undefined;
-  /** The load with the cycle's pod placed, memoised for that cycle (plugins/load-after.ts). */
-  loadAfter: { state: object; load: NodeLoad; after: NodeLoad } | undefined;
+  /**
+   * The load with the cycle's pod placed, memoised for that cycle (plugins/load-after.ts): valid while
+   * the cycle's state and the node's load are the ones it was computed for. Three fields, not a record:
+   * a record per node per cycle was 48 bytes of garbage each.
+   */
+  loadAfter: NodeLoad | undefined = undefined;
+  loadAfterState: object | undefined = undefined;
+  loadAfterBase: NodeLoad | undefined = undefined;
 
   constructor(readonly name: string) {}
 

@@ -8,7 +8,7 @@ import { exemptFromLoadLimits } from '../../rules/daemonset.js';
 import { ruleKey } from '../../rules/rule.js';
 import type { BurstGuard as BurstLimit } from '../../rules/types.js';
 import type { FilterPlugin } from '../framework/types.js';
-import type { BurstCheck } from '../framework/verdict.js';
+import { addReason, type BurstCheck } from '../framework/verdict.js';
 import type { BurstView } from '../placement-log.js';
 import { PLUGIN } from './names.js';
 
@@ -41,7 +41,7 @@ export function burstGuard(args: BurstGuardArgs): FilterPlugin {
         const rc = verdict.rules.find((c) => c.rule === rule.name);
         if (rc) rc.burst = b;
         if (b.placements >= b.maxPlacements) {
-          verdict.reasons.push({
+          addReason(verdict, {
             plugin: PLUGIN.BurstGuard,
             code: 'RuleBurstLimit',
             reason: `node(s) hit burst limit of rule ${rule.name}`,
@@ -54,7 +54,7 @@ export function burstGuard(args: BurstGuardArgs): FilterPlugin {
         const b = check(args.placements, n.name, args.limit);
         verdict.burst = b;
         if (b.placements >= b.maxPlacements) {
-          verdict.reasons.push({
+          addReason(verdict, {
             plugin: PLUGIN.BurstGuard,
             code: 'BurstLimit',
             reason: 'node(s) hit burst limit',

@@ -89,7 +89,11 @@ function contextOf(p: PodInfo, nodes: NodeInfo[], pods: PodInfo[]): CycleContext
 }
 
 /** PreFilter, then Filter on each node with a fresh verdict; 'skip' when PreFilter skipped. */
-function filterAll(p: PodInfo, nodes: NodeInfo[], pods: PodInfo[] = []): 'skip' | FilterReason[][] {
+function filterAll(
+  p: PodInfo,
+  nodes: NodeInfo[],
+  pods: PodInfo[] = [],
+): 'skip' | (readonly FilterReason[])[] {
   const plugin = interPodAffinity();
   const ctx = contextOf(p, nodes, pods);
   const state = new CycleState();

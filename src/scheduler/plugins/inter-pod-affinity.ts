@@ -48,7 +48,7 @@ import type {
   ScorePlugin,
   Snapshot,
 } from '../framework/types.js';
-import type { NodeVerdict } from '../framework/verdict.js';
+import { addReason, type NodeVerdict } from '../framework/verdict.js';
 import { scoresByTopology } from './inter-pod-affinity-score.js';
 import {
   bump,
@@ -329,17 +329,18 @@ export function interPodAffinity(args: InterPodAffinityArgs = {}): InterPodAffin
       const labels = node.node?.labels ?? {};
       const aff = affinityProblem(s, labels);
       if (aff !== undefined) {
-        verdict.reasons.push(reason('AffinityRulesNotMatch', REASON_AFFINITY, aff, true));
+        addReason(verdict, reason('AffinityRulesNotMatch', REASON_AFFINITY, aff, true));
         return;
       }
       const anti = antiProblem(s, ctx.snapshot, labels);
       if (anti !== undefined) {
-        verdict.reasons.push(reason('AntiAffinityRulesNotMatch', REASON_ANTI_AFFINITY, anti, false));
+        addReason(verdict, reason('AntiAffinityRulesNotMatch', REASON_ANTI_AFFINITY, anti, false));
         return;
       }
       const existing = existingAntiProblem(s, labels);
       if (existing !== undefined) {
-        verdict.reasons.push(
+        addReason(
+          verdict,
           reason('ExistingAntiAffinityRulesNotMatch', REASON_EXISTING_ANTI_AFFINITY, existing, false),
         );
       }

@@ -15,10 +15,11 @@ export function loadAfter(state: CycleState, ctx: CycleContext, n: NodeSnapshot)
   if (!load) return undefined;
   // Memoised on the node for this cycle (no per-cycle map): keyed by the cycle's state and by the load
   // object too, since a what-if (nominated pods, preemption's victims) swaps n.load.
-  const memo = n.loadAfter;
-  if (memo && memo.state === state && memo.load === load) return memo.after;
+  if (n.loadAfterState === state && n.loadAfterBase === load) return n.loadAfter;
   const after = placedLoad(load, ctx.pod, ctx.loadOptions);
-  n.loadAfter = { state, load, after };
+  n.loadAfter = after;
+  n.loadAfterState = state;
+  n.loadAfterBase = load;
   return after;
 }
 

@@ -7,6 +7,7 @@
  */
 import type { NodeInfo, NodeSelectorTerm, PreferredSchedulingTerm } from '../../cluster/model.js';
 import type { FilterPlugin, PreScorePlugin, ScorePlugin } from '../framework/types.js';
+import { addReason } from '../framework/verdict.js';
 import { nodeAffinityMatches, termMatches } from '../predicates.js';
 import { PLUGIN } from './names.js';
 import { defaultNormalize } from './score-normalize.js';
@@ -30,7 +31,7 @@ export function nodeAffinity(args: NodeAffinityArgs = {}): FilterPlugin & PreSco
       const node = n.node;
       if (!node) return;
       if (addedRequired.length > 0 && !addedRequired.some((t) => termMatches(t, node))) {
-        verdict.reasons.push({
+        addReason(verdict, {
           plugin: PLUGIN.NodeAffinity,
           code: 'EnforcedNodeAffinityMismatch',
           reason: "node(s) didn't match scheduler-enforced node affinity",
@@ -39,7 +40,7 @@ export function nodeAffinity(args: NodeAffinityArgs = {}): FilterPlugin & PreSco
         });
       }
       if (!nodeAffinityMatches(ctx.pod, node)) {
-        verdict.reasons.push({
+        addReason(verdict, {
           plugin: PLUGIN.NodeAffinity,
           code: 'NodeAffinityMismatch',
           reason: "node(s) didn't match Pod's node affinity/selector",

@@ -3,7 +3,7 @@ import type { NodeInfo, PodInfo } from '../../cluster/model.js';
 import { DEFAULT_LOAD_OPTIONS } from '../../load/types.js';
 import type { NodeLoadRule } from '../../rules/types.js';
 import { loadsFor, node, pod, rule } from '../testing.js';
-import { nodeLoadRules } from './node-load-rules.js';
+import { nodeLoadRules, plainRuleCheck } from './node-load-rules.js';
 import { reasonsOf, verdictOn } from './plugin.testing.js';
 
 interface Case {
@@ -131,7 +131,7 @@ describe('NodeLoadRules', () => {
       allocatableCpuMilli: 4000,
       podCount: 1,
     });
-    expect(v.rules).toEqual([
+    expect(v.rules.map(plainRuleCheck)).toEqual([
       {
         rule: 'web',
         namespace: 'default',
@@ -152,6 +152,20 @@ describe('NodeLoadRules', () => {
         rule: 'web',
       },
     ]);
+  });
+
+  it('serialises its checks as the plain figures, with the burst check once one is set', () => {
+    const v = verdictOn(nodeLoadRules(), pod('p', { cpu: '3' }), node('n'), {
+      rules: [rule('web', { maxCPU: 70, maxMemory: 60 })],
+    });
+    const check = v.rules[0];
+    if (!check) throw new Error('no rule check');
+    const plain = plainRuleCheck(check);
+    expect(Object.keys(plain)).toHaveLength(8);
+    expect(plain).toMatchObject({ rule: 'web', maxCPU: 70, cpuMargin: -5, memoryMargin: 60 });
+    expect(JSON.parse(JSON.stringify(check))).toEqual(plain);
+    check.burst = { placements: 1, maxPlacements: 3, windowSeconds: 10 };
+    expect(JSON.parse(JSON.stringify(v.rules))).toEqual([{ ...plain, burst: check.burst }]);
   });
 
   it('marks a disallowed node unresolvable, a load breach not (load can drop)', () => {

@@ -8,12 +8,77 @@
  * carries the load figures and one check per rule with its margins, whatever the outcome.
  */
 import { formatPercent } from '../../load/model.js';
+import type { NodeLoad } from '../../load/types.js';
 import { exemptFromLoadLimits } from '../../rules/daemonset.js';
 import { loadReasons, nodeAllowedByRule } from '../../rules/rule.js';
+import type { NodeLoadRule } from '../../rules/types.js';
 import type { FilterPlugin } from '../framework/types.js';
-import type { RuleCheck } from '../framework/verdict.js';
+import { addReason, type BurstCheck, type RuleCheck } from '../framework/verdict.js';
 import { candidateLoad, loadAfter } from './load-after.js';
 import { PLUGIN } from './names.js';
+
+/** threshold − load ≥ 0, the margin's sign, computed without keeping the margin (a boxed double). */
+function within(threshold: number, percent: number): boolean {
+  return threshold - percent >= 0;
+}
+
+/**
+ * A rule's check on one node, read through from the rule and the node's load with the pod placed: one
+ * per rule per node a cycle examines, and most are never read (explanations keep key candidates only).
+ * The plain record with its two margins (boxed doubles) was ~120 bytes; this is the references and two
+ * flags. The rule and the placed load are immutable, so a later read shows what the cycle saw.
+ * Serialises as the plain figures.
+ */
+class RuleCheckView implements RuleCheck {
+  burst: BurstCheck | undefined = undefined;
+  readonly #rule: NodeLoadRule;
+  readonly #after: NodeLoad;
+  constructor(
+    rule: NodeLoadRule,
+    after: NodeLoad,
+    readonly allowed: boolean,
+    readonly bypassed: boolean,
+  ) {
+    this.#rule = rule;
+    this.#after = after;
+  }
+  get rule(): string {
+    return this.#rule.name;
+  }
+  get namespace(): string {
+    return this.#rule.namespace;
+  }
+  get maxCPU(): number {
+    return this.#rule.spec.maxCPU;
+  }
+  get maxMemory(): number {
+    return this.#rule.spec.maxMemory;
+  }
+  get cpuMargin(): number {
+    return this.#rule.spec.maxCPU - this.#after.cpuPercent;
+  }
+  get memoryMargin(): number {
+    return this.#rule.spec.maxMemory - this.#after.memoryPercent;
+  }
+  toJSON(): RuleCheck {
+    return plainRuleCheck(this);
+  }
+}
+
+/** The check as a plain object (what a test compares, what JSON shows); burst only when checked. */
+export function plainRuleCheck(c: RuleCheck): RuleCheck {
+  return {
+    rule: c.rule,
+    namespace: c.namespace,
+    allowed: c.allowed,
+    bypassed: c.bypassed,
+    maxCPU: c.maxCPU,
+    maxMemory: c.maxMemory,
+    cpuMargin: c.cpuMargin,
+    memoryMargin: c.memoryMargin,
+    ...(c.burst ? { burst: c.burst } : {}),
+  };
+}
 
 export function nodeLoadRules(): FilterPlugin {
   return {
@@ -26,7 +91,7 @@ export function nodeLoadRules(): FilterPlugin {
       if (load && after) verdict.load = candidateLoad(load, after);
       if (ctx.rules.length === 0) return;
       if (!after) {
-        verdict.reasons.push({
+        addReason(verdict, {
           plugin: PLUGIN.NodeLoadRules,
           code: 'NoLoad',
           reason: 'node(s) had no load figure yet',
@@ -43,19 +108,10 @@ export function nodeLoadRules(): FilterPlugin {
         const rule = ctx.rules[i] as (typeof ctx.rules)[number];
         const name = rule.name;
         const notAllowed = nodeAllowedByRule(rule, node);
-        const check: RuleCheck = {
-          rule: name,
-          namespace: rule.namespace,
-          allowed: !notAllowed,
-          bypassed,
-          maxCPU: rule.spec.maxCPU,
-          maxMemory: rule.spec.maxMemory,
-          cpuMargin: rule.spec.maxCPU - after.cpuPercent,
-          memoryMargin: rule.spec.maxMemory - after.memoryPercent,
-        };
+        const check = new RuleCheckView(rule, after, !notAllowed, bypassed);
         checks[i] = check;
         if (notAllowed) {
-          verdict.reasons.push({
+          addReason(verdict, {
             plugin: PLUGIN.NodeLoadRules,
             code: 'RuleNotAllowed',
             reason: `node(s) not allowed by rule ${name}`,
@@ -65,11 +121,17 @@ export function nodeLoadRules(): FilterPlugin {
           });
         }
         // Within both thresholds (the common case): nothing to say, nothing allocated.
-        if (bypassed || (check.cpuMargin >= 0 && check.memoryMargin >= 0 && !after.unavailable)) continue;
+        if (
+          bypassed ||
+          (within(rule.spec.maxCPU, after.cpuPercent) &&
+            within(rule.spec.maxMemory, after.memoryPercent) &&
+            !after.unavailable)
+        )
+          continue;
         for (const r of loadReasons(rule, after)) {
           if (r.code === 'CPUThresholdExceeded' || r.code === 'MemoryThresholdExceeded') {
             const cpu = r.code === 'CPUThresholdExceeded';
-            verdict.reasons.push({
+            addReason(verdict, {
               plugin: PLUGIN.NodeLoadRules,
               code: cpu ? 'RuleCPUExceeded' : 'RuleMemoryExceeded',
               reason: `node(s) exceed rule ${name} ${cpu ? 'cpu' : 'memory'} ${formatPercent(cpu ? rule.spec.maxCPU : rule.spec.maxMemory)}%`,
@@ -77,7 +139,7 @@ export function nodeLoadRules(): FilterPlugin {
               rule: name,
             });
           } else if (r.code === 'LoadUnavailable') {
-            verdict.reasons.push({
+            addReason(verdict, {
               plugin: PLUGIN.NodeLoadRules,
               code: 'RuleLoadUnavailable',
               reason: `node(s) have no fresh load metrics for rule ${name}`,

@@ -3,6 +3,7 @@
  * (Pods with spec.nodeName never enter nodeload's queue; the plugin keeps the contract explicit.)
  */
 import type { FilterPlugin } from '../framework/types.js';
+import { addReason } from '../framework/verdict.js';
 import { PLUGIN } from './names.js';
 
 export function nodeName(): FilterPlugin {
@@ -10,7 +11,7 @@ export function nodeName(): FilterPlugin {
     name: PLUGIN.NodeName,
     filter(_state, ctx, n, verdict) {
       if (!ctx.pod.nodeName || ctx.pod.nodeName === n.name) return;
-      verdict.reasons.push({
+      addReason(verdict, {
         plugin: PLUGIN.NodeName,
         code: 'NodeNameMismatch',
         reason: "node(s) didn't match the requested node name",

@@ -5,6 +5,7 @@
  */
 import type { HostPort } from '../../cluster/model.js';
 import type { FilterPlugin, PreFilterPlugin } from '../framework/types.js';
+import { addReason } from '../framework/verdict.js';
 import { PLUGIN } from './names.js';
 
 function wildcard(ip: string): boolean {
@@ -29,7 +30,7 @@ export function nodePorts(): PreFilterPlugin & FilterPlugin {
         for (const u of used) {
           const w = wanted.find((p) => portsConflict(p, u));
           if (!w) continue;
-          verdict.reasons.push({
+          addReason(verdict, {
             plugin: PLUGIN.NodePorts,
             code: 'PortsInUse',
             reason: "node(s) didn't have free ports for the requested pod ports",

@@ -11,6 +11,7 @@
 import type { PodInfo } from '../../cluster/model.js';
 import { formatCpu, formatMemory } from '../../cluster/quantity.js';
 import type { FilterPlugin, PreFilterPlugin } from '../framework/types.js';
+import { addReason } from '../framework/verdict.js';
 import { PLUGIN } from './names.js';
 
 export interface NodeResourcesFitArgs {
@@ -67,7 +68,7 @@ export function nodeResourcesFit(args: NodeResourcesFitArgs = {}): PreFilterPlug
       const alloc = node.allocatableResources;
       const allowedPods = alloc['pods'] ?? node.allocatable.pods;
       if (n.podCount + 1 > allowedPods) {
-        verdict.reasons.push({
+        addReason(verdict, {
           plugin: PLUGIN.NodeResourcesFit,
           code: 'TooManyPods',
           reason: 'Too many pods',
@@ -80,7 +81,7 @@ export function nodeResourcesFit(args: NodeResourcesFitArgs = {}): PreFilterPlug
         const total = alloc[r] ?? 0;
         const free = total - (n.requested[r] ?? 0);
         if (want <= free) continue;
-        verdict.reasons.push({
+        addReason(verdict, {
           plugin: PLUGIN.NodeResourcesFit,
           code: code(r),
           reason: `Insufficient ${r}`,

@@ -3,6 +3,7 @@
  * node.kubernetes.io/unschedulable:NoSchedule.   fails ⇔ node.unschedulable ∧ ¬tolerates(unschedulable:NoSchedule)
  */
 import type { FilterPlugin } from '../framework/types.js';
+import { addReason } from '../framework/verdict.js';
 import { toleratesTaintKey, UNSCHEDULABLE_TAINT } from '../predicates.js';
 import { PLUGIN } from './names.js';
 
@@ -12,7 +13,7 @@ export function nodeUnschedulable(): FilterPlugin {
     filter(_state, ctx, n, verdict) {
       if (!n.node?.unschedulable) return;
       if (toleratesTaintKey(ctx.pod.tolerations, UNSCHEDULABLE_TAINT, 'NoSchedule')) return;
-      verdict.reasons.push({
+      addReason(verdict, {
         plugin: PLUGIN.NodeUnschedulable,
         code: 'NodeUnschedulable',
         reason: 'node(s) were unschedulable',

@@ -17,6 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CsiNodeInfo, PodInfo } from '../../cluster/model.js';
 import type { FilterPlugin, PreFilterPlugin } from '../framework/types.js';
+import { addReason } from '../framework/verdict.js';
 import { PLUGIN } from './names.js';
 import { claimClass, claimKey, claimNotFound, claimVolumes, type StorageView } from './volume-common.js';
 
@@ -73,7 +74,7 @@ export function nodeVolumeLimits(storage: StorageView): PreFilterPlugin & Filter
       const missing = attachable(ctx.pod, true, newVolumes);
       if (missing !== undefined) {
         const msg = `looking up PVC ${ctx.pod.namespace}/${missing}: ${claimNotFound(missing)}`;
-        verdict.reasons.push({
+        addReason(verdict, {
           plugin: PLUGIN.NodeVolumeLimits,
           code: 'ClaimNotFound',
           reason: msg,
@@ -99,7 +100,7 @@ export function nodeVolumeLimits(storage: StorageView): PreFilterPlugin & Filter
         if (max === undefined) continue;
         const current = attachedCount.get(driver) ?? 0;
         if (current + count <= max) continue;
-        verdict.reasons.push({
+        addReason(verdict, {
           plugin: PLUGIN.NodeVolumeLimits,
           code: 'MaxVolumeCountExceeded',
           reason: ERR_MAX_VOLUME_COUNT,

@@ -45,7 +45,7 @@ import type {
   PreScorePlugin,
   ScorePlugin,
 } from '../framework/types.js';
-import type { NodeVerdict } from '../framework/verdict.js';
+import { addReason, type NodeVerdict } from '../framework/verdict.js';
 import { PLUGIN } from './names.js';
 import {
   type Constraint,
@@ -126,7 +126,7 @@ export function podTopologySpread(args: PodTopologySpreadArgs = {}): PodTopology
   const eligibleDomains = new EligibleDomains();
 
   function reject(verdict: NodeVerdict, code: string, reason: string, detail: string, unresolvable: boolean) {
-    verdict.reasons.push({ plugin: PLUGIN.PodTopologySpread, code, reason, detail, unresolvable });
+    addReason(verdict, { plugin: PLUGIN.PodTopologySpread, code, reason, detail, unresolvable });
   }
 
   return {

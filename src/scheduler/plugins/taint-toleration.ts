@@ -6,7 +6,7 @@
  */
 import type { Taint, Toleration } from '../../cluster/model.js';
 import type { FilterPlugin, PreScorePlugin, ScorePlugin } from '../framework/types.js';
-import type { FilterReason } from '../framework/verdict.js';
+import { addReason, type FilterReason } from '../framework/verdict.js';
 import { toleratesTaint, untoleratedTaint } from '../predicates.js';
 import { PLUGIN } from './names.js';
 import { defaultNormalize } from './score-normalize.js';
@@ -41,7 +41,7 @@ export function taintToleration(): FilterPlugin & PreScorePlugin & ScorePlugin {
     name: PLUGIN.TaintToleration,
     filter(_state, ctx, n, verdict) {
       const taint = n.node ? untoleratedTaint(n.node.taints, ctx.pod.tolerations) : undefined;
-      if (taint) verdict.reasons.push(taintReason(taint));
+      if (taint) addReason(verdict, taintReason(taint));
     },
     preScore(state, ctx) {
       const soft = ctx.pod.tolerations.filter((t) => !t.effect || t.effect === 'PreferNoSchedule');

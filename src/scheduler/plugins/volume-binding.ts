@@ -24,6 +24,7 @@ import type {
   PreFilterResult,
   ReservePlugin,
 } from '../framework/types.js';
+import { addReason } from '../framework/verdict.js';
 import type { VolumeBinder } from '../volume-binder.js';
 import { PLUGIN } from './names.js';
 import { VolumeAssumeCache } from './volume-assume-cache.js';
@@ -166,7 +167,7 @@ export function volumeBinding(args: VolumeBindingArgs, deps: VolumeBindingDeps):
         classes: storage.storageClasses,
       });
       if (result.error) {
-        verdict.reasons.push({
+        addReason(verdict, {
           plugin: PLUGIN.VolumeBinding,
           code: 'VolumeBindingError',
           reason: result.error,
@@ -177,7 +178,7 @@ export function volumeBinding(args: VolumeBindingArgs, deps: VolumeBindingDeps):
       }
       const detail = result.details.join('; ');
       for (const reason of result.reasons) {
-        verdict.reasons.push({
+        addReason(verdict, {
           plugin: PLUGIN.VolumeBinding,
           code: 'VolumeBindingConflict',
           reason,

@@ -18,6 +18,7 @@
 import type { PodInfo, PodVolume } from '../../cluster/model.js';
 import type { NodeSnapshot, Snapshot } from '../framework/snapshot.js';
 import type { FilterPlugin, PreFilterPlugin } from '../framework/types.js';
+import { addReason } from '../framework/verdict.js';
 import { PLUGIN } from './names.js';
 import { claimKey, claimNotFound, READ_WRITE_ONCE_POD, type StorageView } from './volume-common.js';
 
@@ -110,7 +111,7 @@ export function volumeRestrictions(storage: StorageView): PreFilterPlugin & Filt
     filter(state, ctx, n, verdict) {
       const disk = diskConflictOn(ctx.pod, n);
       if (disk) {
-        verdict.reasons.push({
+        addReason(verdict, {
           plugin: PLUGIN.VolumeRestrictions,
           code: 'DiskConflict',
           reason: ERR_DISK_CONFLICT,
@@ -121,7 +122,7 @@ export function volumeRestrictions(storage: StorageView): PreFilterPlugin & Filt
       const s = state.read<State>(STATE);
       const first = s?.conflicts[0];
       if (!first) return;
-      verdict.reasons.push({
+      addReason(verdict, {
         plugin: PLUGIN.VolumeRestrictions,
         code: 'ReadWriteOncePodConflict',
         reason: ERR_RWOP_CONFLICT,

@@ -14,6 +14,7 @@
  */
 import type { VolumeInfo } from '../../cluster/model.js';
 import type { FilterPlugin, PreFilterPlugin, PreFilterResult } from '../framework/types.js';
+import { addReason } from '../framework/verdict.js';
 import { PLUGIN } from './names.js';
 import {
   claimClass,
@@ -98,7 +99,7 @@ export function volumeZone(storage: StorageView): PreFilterPlugin & FilterPlugin
       for (const t of state.read<PvTopology[]>(STATE) ?? []) {
         const v = Object.hasOwn(labels, t.key) ? labels[t.key] : labels[toGA(t.key)];
         if (v !== undefined && t.values.has(v)) continue;
-        verdict.reasons.push({
+        addReason(verdict, {
           plugin: PLUGIN.VolumeZone,
           code: 'VolumeZoneConflict',
           reason: ERR_VOLUME_ZONE_CONFLICT,

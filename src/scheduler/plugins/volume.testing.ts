@@ -20,7 +20,7 @@ import type {
   VolumeInfo,
 } from '../../cluster/model.js';
 import { type AnyPlugin, type CycleContext, CycleState } from '../framework/types.js';
-import type { NodeVerdict } from '../framework/verdict.js';
+import { addReason, type NodeVerdict } from '../framework/verdict.js';
 import { cycleContext } from '../testing.js';
 import type { StorageView } from './volume-common.js';
 
@@ -256,7 +256,7 @@ export function runFilter(
   const outcome: Record<string, string> = {};
   for (const n of ctx.snapshot.list()) {
     const verdict: NodeVerdict = { node: n.name, feasible: false, reasons: [], rules: [] };
-    if (pre?.reject) verdict.reasons.push({ ...pre.reject, plugin: plugin.name });
+    if (pre?.reject) addReason(verdict, { ...pre.reject, plugin: plugin.name });
     else if (!pre?.skip) plugin.filter?.(state, ctx, n, verdict);
     verdict.feasible = verdict.reasons.length === 0;
     verdicts.push(verdict);
