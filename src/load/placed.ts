@@ -8,33 +8,40 @@
  */
 import type { CpuMem, NodeResources, PodInfo } from '../cluster/model.js';
 import { estimatedCpuMilli, estimatedMemoryBytes, percentOf } from './model.js';
-import type { LoadOptions, LoadSource, NodeLoad } from './types.js';
+import type { EstimateOptions, LoadOptions, LoadSource, NodeLoad } from './types.js';
 
 class PlacedLoad implements NodeLoad {
   readonly cpuPercent: number;
   readonly memoryPercent: number;
   readonly #base: NodeLoad;
   readonly #pod: PodInfo;
-  /** What the pod adds to the effective figure: its requests, or its estimated usage over metrics. */
-  readonly #addCpu: number;
-  readonly #addMemory: number;
-  readonly #byRequests: boolean;
+  // What the pod adds is derived when read (the percentages need it once, the other figures rarely):
+  // one of these per node per cycle, and the two sums kept as fields were boxed doubles besides.
+  readonly #estimate: EstimateOptions;
 
   constructor(base: NodeLoad, pod: PodInfo, opts: LoadOptions) {
     this.#base = base;
     this.#pod = pod;
-    this.#byRequests = base.source === 'requests';
-    const { cpuMilli, memoryBytes } = pod.requests;
-    if (this.#byRequests) {
-      this.#addCpu = cpuMilli;
-      this.#addMemory = memoryBytes;
-    } else {
-      this.#addCpu = estimatedCpuMilli(cpuMilli, opts.estimate);
-      this.#addMemory = estimatedMemoryBytes(memoryBytes, opts.estimate);
-    }
+    this.#estimate = opts.estimate;
     const { allocatable, effective } = base;
-    this.cpuPercent = percentOf(effective.cpuMilli + this.#addCpu, allocatable.cpuMilli);
-    this.memoryPercent = percentOf(effective.memoryBytes + this.#addMemory, allocatable.memoryBytes);
+    this.cpuPercent = percentOf(effective.cpuMilli + this.#addedCpu(), allocatable.cpuMilli);
+    this.memoryPercent = percentOf(effective.memoryBytes + this.#addedMemory(), allocatable.memoryBytes);
+  }
+
+  /** Requests count as they are; over a metrics sample the pod adds its estimated usage. */
+  #byRequests(): boolean {
+    return this.#base.source === 'requests';
+  }
+
+  /** What the pod adds to the effective figure: its requests, or its estimated usage over metrics. */
+  #addedCpu(): number {
+    const cpu = this.#pod.requests.cpuMilli;
+    return this.#byRequests() ? cpu : estimatedCpuMilli(cpu, this.#estimate);
+  }
+
+  #addedMemory(): number {
+    const memory = this.#pod.requests.memoryBytes;
+    return this.#byRequests() ? memory : estimatedMemoryBytes(memory, this.#estimate);
   }
 
   get node(): string {
@@ -56,18 +63,18 @@ class PlacedLoad implements NodeLoad {
   }
   get estimated(): CpuMem {
     const e = this.#base.estimated;
-    if (this.#byRequests) return e;
-    return { cpuMilli: e.cpuMilli + this.#addCpu, memoryBytes: e.memoryBytes + this.#addMemory };
+    if (this.#byRequests()) return e;
+    return { cpuMilli: e.cpuMilli + this.#addedCpu(), memoryBytes: e.memoryBytes + this.#addedMemory() };
   }
   get estimatedPods(): number {
-    return this.#base.estimatedPods + (this.#byRequests ? 0 : 1);
+    return this.#base.estimatedPods + (this.#byRequests() ? 0 : 1);
   }
   get effective(): CpuMem {
     const e = this.#base.effective;
-    return { cpuMilli: e.cpuMilli + this.#addCpu, memoryBytes: e.memoryBytes + this.#addMemory };
+    return { cpuMilli: e.cpuMilli + this.#addedCpu(), memoryBytes: e.memoryBytes + this.#addedMemory() };
   }
   get source(): LoadSource {
-    return this.#byRequests ? 'requests' : 'metrics+estimate';
+    return this.#byRequests() ? 'requests' : 'metrics+estimate';
   }
   get timestamp(): string {
     return this.#base.timestamp;
