@@ -17,11 +17,6 @@ import { addReason, type BurstCheck, type RuleCheck } from '../framework/verdict
 import { candidateLoad, loadAfter } from './load-after.js';
 import { PLUGIN } from './names.js';
 
-/** threshold − load ≥ 0, the margin's sign, computed without keeping the margin (a boxed double). */
-function within(threshold: number, percent: number): boolean {
-  return threshold - percent >= 0;
-}
-
 /**
  * A rule's check on one node, read through from the rule and the node's load with the pod placed: one
  * per rule per node a cycle examines, and most are never read (explanations keep key candidates only).
@@ -120,21 +115,17 @@ export function nodeLoadRules(): FilterPlugin {
             unresolvable: true,
           });
         }
-        // Within both thresholds (the common case): nothing to say, nothing allocated.
-        if (
-          bypassed ||
-          (within(rule.spec.maxCPU, after.cpuPercent) &&
-            within(rule.spec.maxMemory, after.memoryPercent) &&
-            !after.unavailable)
-        )
-          continue;
+        // Within both thresholds (the common case, loadReasons' own test): nothing to say, nothing allocated.
+        const { maxCPU, maxMemory } = rule.spec;
+        const within = after.cpuPercent <= maxCPU && after.memoryPercent <= maxMemory && !after.unavailable;
+        if (bypassed || within) continue;
         for (const r of loadReasons(rule, after)) {
           if (r.code === 'CPUThresholdExceeded' || r.code === 'MemoryThresholdExceeded') {
             const cpu = r.code === 'CPUThresholdExceeded';
             addReason(verdict, {
               plugin: PLUGIN.NodeLoadRules,
               code: cpu ? 'RuleCPUExceeded' : 'RuleMemoryExceeded',
-              reason: `node(s) exceed rule ${name} ${cpu ? 'cpu' : 'memory'} ${formatPercent(cpu ? rule.spec.maxCPU : rule.spec.maxMemory)}%`,
+              reason: `node(s) exceed rule ${name} ${cpu ? 'cpu' : 'memory'} ${formatPercent(cpu ? maxCPU : maxMemory)}%`,
               detail: `rule ${name}: ${r.message} with this pod`,
               rule: name,
             });
