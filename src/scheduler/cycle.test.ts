@@ -1,9 +1,11 @@
 /** One cycle of the default profile (runCycle via decide): how the plugins add up. */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LOAD_OPTIONS } from '../load/types.js';
+import { ruleKey, rulesForPod } from '../rules/rule.js';
 import { runCycle } from './cycle.js';
-import { primaryReasons } from './framework/verdict.js';
+import { NO_RULE_CHECKS, primaryReasons } from './framework/verdict.js';
 import { PlacementLog } from './placement-log.js';
+import { addRuleChecks, plainRuleCheck } from './plugins/rule-checks.js';
 import { buildProfile } from './profile/build.js';
 import { decide, defaultProfile, loadsFor, NOW, node, pod, rule, snapshotOf } from './testing.js';
 
@@ -138,5 +140,104 @@ describe('runCycle with the default profile', () => {
     expect(fixed.examined).toBe(1000);
     // Without sampleFrom (the what-if, a nominated pod), every node.
     expect(runCycle({ ...input, profile: defaultProfile() }).examined).toBe(1000);
+  });
+});
+
+describe("the verdicts' rule checks", () => {
+  const nodes = [node('a', { cpu: '4', memory: '8Gi' }), node('b', { cpu: '4', memory: '8Gi' }), node('c')];
+  const bound = [pod('x', { nodeName: 'a', cpu: '2', memory: '2Gi' })];
+  const input = (rules: ReturnType<typeof rule>[], placements = new PlacementLog({ now: () => NOW })) => {
+    const p = pod('p', { cpu: '500m', memory: '1Gi' });
+    return {
+      profile: defaultProfile({ placements }),
+      pod: p,
+      snapshot: snapshotOf(nodes, bound),
+      rules: rulesForPod(rules, p),
+      loads: loadsFor(nodes, bound),
+      loadOptions: DEFAULT_LOAD_OPTIONS,
+      now: NOW,
+    };
+  };
+  const rules = [rule('api', { maxMemory: 30 }), rule('web', { maxCPU: 60, allowedNodes: ['a', 'b'] })];
+  const plain = (vs: { node: string; rules: readonly Parameters<typeof plainRuleCheck>[0][] }[]) =>
+    vs.map((v) => [v.node, v.rules.map(plainRuleCheck)]);
+
+  it('a full cycle gives every examined node one check per rule, with its margins', () => {
+    const { verdicts } = runCycle(input(rules));
+    const a = verdicts.find((v) => v.node === 'a');
+    // a: cpu (2 + 0.5) / 4 = 62.5 %, memory (2 + 1) / 8 = 37.5 % with the pod.
+    expect(a?.rules.map(plainRuleCheck)).toEqual([
+      {
+        rule: 'api',
+        namespace: 'default',
+        allowed: true,
+        bypassed: false,
+        maxCPU: 80,
+        maxMemory: 30,
+        cpuMargin: 17.5,
+        memoryMargin: -7.5,
+      },
+      {
+        rule: 'web',
+        namespace: 'default',
+        allowed: true,
+        bypassed: false,
+        maxCPU: 60,
+        maxMemory: 80,
+        cpuMargin: -2.5,
+        memoryMargin: 42.5,
+      },
+    ]);
+    expect(verdicts.find((v) => v.node === 'c')?.rules.map((r) => [r.rule, r.allowed])).toEqual([
+      ['api', true],
+      ['web', false],
+    ]);
+  });
+
+  it('a deferring cycle decides the same and leaves them to addRuleChecks, which builds the same', () => {
+    const full = runCycle(input(rules));
+    const deferred = runCycle({ ...input(rules), deferRuleChecks: true });
+    expect(deferred.verdicts.map((v) => [v.node, v.reasons])).toEqual(
+      full.verdicts.map((v) => [v.node, v.reasons]),
+    );
+    expect(deferred.verdicts.every((v) => v.rules === NO_RULE_CHECKS)).toBe(true);
+    // Only the verdicts handed over (an explanation's kept candidates) get them.
+    const kept = deferred.verdicts.slice(0, 1);
+    addRuleChecks(kept, deferred.ctx);
+    expect(deferred.verdicts.slice(1).every((v) => v.rules === NO_RULE_CHECKS)).toBe(true);
+    addRuleChecks(deferred.verdicts, deferred.ctx);
+    addRuleChecks(deferred.verdicts, deferred.ctx); // once: a second call changes nothing
+    expect(plain(deferred.verdicts)).toEqual(plain(full.verdicts));
+    expect(deferred.verdicts.every((v) => v.rules.length === 2)).toBe(true);
+  });
+
+  it('builds none for a node the filtering stopped at before NodeLoadRules, deferred or not', () => {
+    // 3 cores: a (2 of 4 bound) fails NodeResourcesFit, the first plugin; b and c fit.
+    const big = { ...input([rules[0] as ReturnType<typeof rule>]), pod: pod('p', { cpu: '3' }) };
+    for (const deferRuleChecks of [false, true]) {
+      const r = runCycle({ ...big, everyReason: false, deferRuleChecks });
+      addRuleChecks(r.verdicts, r.ctx);
+      expect(r.verdicts.map((v) => [v.node, v.feasible, v.load !== undefined, v.rules.length])).toEqual([
+        ['a', false, false, 0],
+        ['b', true, true, 1],
+        ['c', true, true, 1],
+      ]);
+    }
+    // Unschedulable: every node is filtered again with every plugin, so each gets its load and checks.
+    const huge = { ...input(rules), pod: pod('p', { cpu: '64' }), everyReason: false, deferRuleChecks: true };
+    const r = runCycle(huge);
+    addRuleChecks(r.verdicts, r.ctx);
+    expect(r.verdicts.map((v) => v.rules.length)).toEqual([2, 2, 2]);
+  });
+
+  it('a rule with a burst limit has its checks built in the filter, carrying the burst figures', () => {
+    const placements = new PlacementLog({ now: () => NOW });
+    const limited = [rule('web', { burst: { maxPlacements: 2, windowSeconds: 30 } })];
+    placements.record('default/q', 'a', [ruleKey(limited[0] as ReturnType<typeof rule>)]);
+    const { verdicts } = runCycle({ ...input(limited, placements), deferRuleChecks: true });
+    const a = verdicts.find((v) => v.node === 'a');
+    expect(a?.rules.map((r) => [r.rule, r.burst])).toEqual([
+      ['web', { placements: 1, maxPlacements: 2, windowSeconds: 30 }],
+    ]);
   });
 });

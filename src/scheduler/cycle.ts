@@ -20,6 +20,7 @@ import type { NodeSnapshot, Snapshot } from './framework/snapshot.js';
 import type { CycleContext, CycleState } from './framework/types.js';
 import type { NodeVerdict } from './framework/verdict.js';
 import { PLUGIN } from './plugins/names.js';
+import { addRuleChecks } from './plugins/rule-checks.js';
 import type { SchedulerDeps } from './types.js';
 
 /** Where an engine deciding through runCycle takes its input: the loop's scheduling cycle, the extender. */
@@ -57,6 +58,11 @@ export interface CycleInput {
    * absent: only on clusters of up to EVERY_REASON_MAX_NODES nodes (runtime.ts).
    */
   everyReason?: boolean;
+  /**
+   * Leave the verdicts' rule checks to the caller, which builds them (addRuleChecks) for the verdicts its
+   * explanation keeps; absent: every verdict gets them.
+   */
+  deferRuleChecks?: boolean;
   now: number;
 }
 
@@ -129,6 +135,7 @@ export function runCycle(input: CycleInput): CycleResult {
     input.everyReason ?? nodes.length <= EVERY_REASON_MAX_NODES,
   );
   const ranked = runScores(input.profile, state, ctx, feasible);
+  if (!input.deferRuleChecks) addRuleChecks(verdicts, ctx);
   verdicts.push(...unknown);
   const nextStart = nodes.length > 0 && limit ? (limit.start + examined) % nodes.length : 0;
   return { ctx, state, verdicts, ranked, examined: examined + unknown.length, nextStart };

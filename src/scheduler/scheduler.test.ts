@@ -354,4 +354,40 @@ describe('Scheduler', () => {
       '0/1 nodes are available: 1 node(s) hit burst limit of rule web. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.',
     );
   });
+
+  it('above 100 candidates keeps the key ones, each with its rule check; an unschedulable pod every one', async () => {
+    const { cluster, scheduler } = setup();
+    const names = Array.from({ length: 200 }, (_, i) => `n${String(i).padStart(3, '0')}`);
+    for (const n of names) cluster.addNode(node(n, { cpu: '4' }));
+    const allowed = new Set(names.filter((_, i) => i % 2 === 0));
+    cluster.addRule(rule('web', { maxCPU: 50, allowedNodes: [...allowed] }));
+    scheduler.start();
+    cluster.upsertPod(pod('fits', { cpu: '1' }));
+    await until('fits bound', () => scheduler.history.query({ result: 'scheduled' }).items.length === 1);
+    // 3 cores are 75 % of every node, over the rule's 50 %.
+    cluster.upsertPod(pod('too-big', { cpu: '3' }));
+    await until(
+      'too-big unschedulable',
+      () => scheduler.history.query({ result: 'unschedulable' }).items.length > 0,
+    );
+    const check = (c: Decision['candidates'][number]) => {
+      const r = c.rules[0];
+      return [c.node, c.rules.length, r?.allowed, r && c.load && r.cpuMargin === 50 - c.load.cpuPercentAfter];
+    };
+    const scheduled = scheduler.history.query({ result: 'scheduled' }).items[0] as Decision;
+    // The sample examined past the 100 feasible nodes it looked for (every other node is not allowed)
+    // and kept the 10 best and one not allowed, each with the rule's check on an empty node (1 of 4 cores).
+    expect([scheduled.examinedNodes, scheduled.candidates.length, scheduled.candidatesOmitted]).toEqual([
+      199, 11, 188,
+    ]);
+    expect(scheduled.candidates.map(check)).toEqual(
+      scheduled.candidates.map((c) => [c.node, 1, allowed.has(c.node), true]),
+    );
+    expect(scheduled.candidates.map((c) => c.rules[0]?.cpuMargin)).toEqual(Array(11).fill(25));
+    const failed = scheduler.history.query({ result: 'unschedulable' }).items[0] as Decision;
+    expect(failed.candidates).toHaveLength(200);
+    expect(failed.candidates.map(check)).toEqual(
+      failed.candidates.map((c) => [c.node, 1, allowed.has(c.node), true]),
+    );
+  });
 });

@@ -11,6 +11,7 @@ import type { FilterPlugin } from '../framework/types.js';
 import { addReason, type BurstCheck } from '../framework/verdict.js';
 import type { BurstView } from '../placement-log.js';
 import { PLUGIN } from './names.js';
+import { ensureRuleChecks } from './rule-checks.js';
 
 export interface BurstGuardArgs {
   placements: BurstView;
@@ -38,7 +39,8 @@ export function burstGuard(args: BurstGuardArgs): FilterPlugin {
       for (const rule of ctx.rules) {
         if (!rule.spec.burst) continue;
         const b = check(args.placements, n.name, rule.spec.burst, ruleKey(rule));
-        const rc = verdict.rules.find((c) => c.rule === rule.name);
+        // Its figures hang on the rule's check, so a burst-limited rule has its checks built at once.
+        const rc = ensureRuleChecks(verdict, ctx).find((c) => c.rule === rule.name);
         if (rc) rc.burst = b;
         if (b.placements >= b.maxPlacements) {
           addReason(verdict, {

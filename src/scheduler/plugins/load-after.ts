@@ -87,6 +87,10 @@ class CandidateLoadView implements CandidateLoad {
   toJSON(): CandidateLoad {
     return plainCandidateLoad(this);
   }
+  /** The load with the pod placed that these figures read (rule checks read their margins from it). */
+  static placed(view: CandidateLoad | undefined): NodeLoad | undefined {
+    return view instanceof CandidateLoadView ? view.#after : undefined;
+  }
 }
 
 /** The figures as a plain object (what a test compares, what JSON shows). */
@@ -113,4 +117,9 @@ export function plainCandidateLoad(l: CandidateLoad): CandidateLoad {
 
 export function candidateLoad(load: NodeLoad, after: NodeLoad): CandidateLoad {
   return new CandidateLoadView(load, after);
+}
+
+/** The placed load a verdict's load figures (candidateLoad's) were read from; undefined for any other. */
+export function placedLoadOf(figures: CandidateLoad | undefined): NodeLoad | undefined {
+  return CandidateLoadView.placed(figures);
 }

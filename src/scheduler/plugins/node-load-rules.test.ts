@@ -3,8 +3,9 @@ import type { NodeInfo, PodInfo } from '../../cluster/model.js';
 import { DEFAULT_LOAD_OPTIONS } from '../../load/types.js';
 import type { NodeLoadRule } from '../../rules/types.js';
 import { loadsFor, node, pod, rule } from '../testing.js';
-import { nodeLoadRules, plainRuleCheck } from './node-load-rules.js';
+import { nodeLoadRules } from './node-load-rules.js';
 import { reasonsOf, verdictOn } from './plugin.testing.js';
+import { plainRuleCheck } from './rule-checks.js';
 
 interface Case {
   name: string;
