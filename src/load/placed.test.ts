@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { toNodeInfo, toPodInfo } from '../cluster/convert.js';
 import { computeNodeLoad, withPod } from './model.js';
-import { placedLoad } from './placed.js';
+import { placedCpuPercent, placedLoad, placedMemoryPercent } from './placed.js';
 import { DEFAULT_LOAD_OPTIONS, type LoadOptions, type NodeLoad } from './types.js';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
@@ -77,6 +77,10 @@ describe('placedLoad', () => {
       const want = withPod(load, incoming, opts);
       const got = placedLoad(load, incoming, opts);
       for (const f of FIELDS) expect([f, got[f]]).toEqual([f, want[f]]);
+      expect([placedCpuPercent(load, incoming, opts), placedMemoryPercent(load, incoming, opts)]).toEqual([
+        want.cpuPercent,
+        want.memoryPercent,
+      ]);
       expect(JSON.parse(JSON.stringify(got))).toEqual(JSON.parse(JSON.stringify(want)));
     }
   });

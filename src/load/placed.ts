@@ -2,13 +2,49 @@
  * withPod (model.ts) as a view: the node's load with one more pod placed, for the scheduler's cycle,
  * which asks it of every node it examines and reads little more than the two percentages. withPod builds
  * a full NodeLoad (a 16-field copy and up to three CpuMem records) per node per cycle — the largest
- * allocation of a cycle. Here the percentages are computed at once (every filter and score reads them)
- * and the other figures are read through from the node's immutable load, or summed when read.
- * Same numbers as withPod, field by field (placed.test.ts).
+ * allocation of a cycle. placedCpuPercent / placedMemoryPercent give the two percentages alone (what
+ * every filter and score reads); placedLoad gives the whole load, with the percentages computed at once
+ * and the other figures read through from the node's immutable load, or summed when read (what an
+ * explanation or a threshold's message reads). Same numbers as withPod, field by field (placed.test.ts).
  */
 import type { CpuMem, NodeResources, PodInfo } from '../cluster/model.js';
 import { estimatedCpuMilli, estimatedMemoryBytes, percentOf } from './model.js';
 import type { EstimateOptions, LoadOptions, LoadSource, NodeLoad } from './types.js';
+
+/** Requests count as they are; over a metrics sample the pod adds its estimated usage. */
+function byRequests(base: NodeLoad): boolean {
+  return base.source === 'requests';
+}
+
+/** What the pod adds to the effective cpu figure: its requests, or its estimated usage over metrics. */
+function addedCpuMilli(base: NodeLoad, pod: PodInfo, estimate: EstimateOptions): number {
+  const cpu = pod.requests.cpuMilli;
+  return byRequests(base) ? cpu : estimatedCpuMilli(cpu, estimate);
+}
+
+function addedMemoryBytes(base: NodeLoad, pod: PodInfo, estimate: EstimateOptions): number {
+  const memory = pod.requests.memoryBytes;
+  return byRequests(base) ? memory : estimatedMemoryBytes(memory, estimate);
+}
+
+/**
+ * cpu% of allocatable with `pod` placed (withPod's cpuPercent), computed without building anything: the
+ * scheduler's filters and scores read only the two percentages of most nodes they examine.
+ */
+export function placedCpuPercent(base: NodeLoad, pod: PodInfo, opts: LoadOptions): number {
+  return percentOf(
+    base.effective.cpuMilli + addedCpuMilli(base, pod, opts.estimate),
+    base.allocatable.cpuMilli,
+  );
+}
+
+/** memory% of allocatable with `pod` placed (withPod's memoryPercent). */
+export function placedMemoryPercent(base: NodeLoad, pod: PodInfo, opts: LoadOptions): number {
+  return percentOf(
+    base.effective.memoryBytes + addedMemoryBytes(base, pod, opts.estimate),
+    base.allocatable.memoryBytes,
+  );
+}
 
 class PlacedLoad implements NodeLoad {
   readonly cpuPercent: number;
@@ -23,25 +59,20 @@ class PlacedLoad implements NodeLoad {
     this.#base = base;
     this.#pod = pod;
     this.#estimate = opts.estimate;
-    const { allocatable, effective } = base;
-    this.cpuPercent = percentOf(effective.cpuMilli + this.#addedCpu(), allocatable.cpuMilli);
-    this.memoryPercent = percentOf(effective.memoryBytes + this.#addedMemory(), allocatable.memoryBytes);
+    this.cpuPercent = placedCpuPercent(base, pod, opts);
+    this.memoryPercent = placedMemoryPercent(base, pod, opts);
   }
 
-  /** Requests count as they are; over a metrics sample the pod adds its estimated usage. */
   #byRequests(): boolean {
-    return this.#base.source === 'requests';
+    return byRequests(this.#base);
   }
 
-  /** What the pod adds to the effective figure: its requests, or its estimated usage over metrics. */
   #addedCpu(): number {
-    const cpu = this.#pod.requests.cpuMilli;
-    return this.#byRequests() ? cpu : estimatedCpuMilli(cpu, this.#estimate);
+    return addedCpuMilli(this.#base, this.#pod, this.#estimate);
   }
 
   #addedMemory(): number {
-    const memory = this.#pod.requests.memoryBytes;
-    return this.#byRequests() ? memory : estimatedMemoryBytes(memory, this.#estimate);
+    return addedMemoryBytes(this.#base, this.#pod, this.#estimate);
   }
 
   get node(): string {

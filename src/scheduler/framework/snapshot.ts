@@ -74,13 +74,15 @@ export class NodeSnapshot {
   /** The node's effective load for this cycle (set by the runtime from the load tracker). */
   load: NodeLoad | undefined;
   /**
-   * The load with the cycle's pod placed, memoised for that cycle (plugins/load-after.ts): valid while
-   * the cycle's state and the node's load are the ones it was computed for. Three fields, not a record:
-   * a record per node per cycle was 48 bytes of garbage each.
+   * cpu% and memory% with the cycle's pod placed, memoised for that cycle (plugins/load-after.ts): valid
+   * while the cycle's state and the node's load are the ones they were computed for. Numbers on the node,
+   * not a record: a record (or a placed-load view) per node per cycle was 48–110 bytes of garbage each,
+   * and double fields of a long-lived object are overwritten in place. NaN until first placed.
    */
-  loadAfter: NodeLoad | undefined = undefined;
-  loadAfterState: object | undefined = undefined;
-  loadAfterBase: NodeLoad | undefined = undefined;
+  cpuPercentAfter = Number.NaN;
+  memoryPercentAfter = Number.NaN;
+  placedState: object | undefined = undefined;
+  placedBase: NodeLoad | undefined = undefined;
 
   constructor(readonly name: string) {}
 

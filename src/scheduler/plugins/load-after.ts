@@ -1,40 +1,56 @@
 /**
  * The node's load with the incoming pod placed (load model's withPod: its requests, or its estimated
- * usage over a metrics sample — as the view placedLoad, which computes the two percentages and reads the
- * rest through), computed once per node per cycle and shared by NodeLoadRules and LoadAware; plus the
- * figures a verdict shows.
+ * usage over a metrics sample). Filters and scores read only its two percentages: placePod computes them
+ * once per node per cycle onto the node snapshot, shared by NodeLoadRules and LoadAware. The whole placed
+ * load (placedLoad, a view) is built only where something reads more: a verdict's load figures once
+ * read, a rule's threshold message, the rule checks an explanation keeps.
  */
-import { placedLoad } from '../../load/placed.js';
-import type { NodeLoad } from '../../load/types.js';
+
+import type { PodInfo } from '../../cluster/model.js';
+import { placedCpuPercent, placedLoad, placedMemoryPercent } from '../../load/placed.js';
+import type { LoadOptions, NodeLoad } from '../../load/types.js';
 import type { NodeSnapshot } from '../framework/snapshot.js';
 import type { CycleContext, CycleState } from '../framework/types.js';
 import type { CandidateLoad } from '../framework/verdict.js';
 
-export function loadAfter(state: CycleState, ctx: CycleContext, n: NodeSnapshot): NodeLoad | undefined {
+/**
+ * Places the cycle's pod on the node: n.cpuPercentAfter and n.memoryPercentAfter hold the percentages
+ * with it placed, for this cycle. False when the node has no load figure (nothing is set then).
+ */
+export function placePod(state: CycleState, ctx: CycleContext, n: NodeSnapshot): boolean {
   const load = n.load;
-  if (!load) return undefined;
-  // Memoised on the node for this cycle (no per-cycle map): keyed by the cycle's state and by the load
-  // object too, since a what-if (nominated pods, preemption's victims) swaps n.load.
-  if (n.loadAfterState === state && n.loadAfterBase === load) return n.loadAfter;
-  const after = placedLoad(load, ctx.pod, ctx.loadOptions);
-  n.loadAfter = after;
-  n.loadAfterState = state;
-  n.loadAfterBase = load;
-  return after;
+  if (!load) return false;
+  // Keyed by the cycle's state and by the load object too, since a what-if (nominated pods, preemption's
+  // victims) swaps n.load.
+  if (n.placedState === state && n.placedBase === load) return true;
+  n.cpuPercentAfter = placedCpuPercent(load, ctx.pod, ctx.loadOptions);
+  n.memoryPercentAfter = placedMemoryPercent(load, ctx.pod, ctx.loadOptions);
+  n.placedState = state;
+  n.placedBase = load;
+  return true;
 }
 
 /**
- * A verdict's load figures read through from the node's load and the load with the pod placed, instead
- * of copied: every node a cycle examines gets one, and a 16-field copy (with its boxed doubles) was the
- * largest allocation per node. Both records are immutable (the tracker hands out new ones), so reading
- * later shows what the cycle saw. Serialises as the plain figures.
+ * A verdict's load figures read through from the node's load, and from the load with the pod placed,
+ * built the first time an "after" figure is read: every node a cycle examines gets one, and most are
+ * never read (explanations keep key candidates only). A 16-field copy (with its boxed doubles) was the
+ * largest allocation per node, then the placed load built for each. The load, the pod and the options
+ * are immutable (the tracker hands out new loads), so reading later shows what the cycle saw.
+ * Serialises as the plain figures.
  */
 class CandidateLoadView implements CandidateLoad {
   readonly #load: NodeLoad;
-  readonly #after: NodeLoad;
-  constructor(load: NodeLoad, after: NodeLoad) {
+  readonly #pod: PodInfo;
+  readonly #opts: LoadOptions;
+  #after: NodeLoad | undefined = undefined;
+  constructor(load: NodeLoad, pod: PodInfo, opts: LoadOptions) {
     this.#load = load;
-    this.#after = after;
+    this.#pod = pod;
+    this.#opts = opts;
+  }
+  #placed(): NodeLoad {
+    this.#after ??= placedLoad(this.#load, this.#pod, this.#opts);
+    return this.#after;
   }
   get source() {
     return this.#load.source;
@@ -46,10 +62,10 @@ class CandidateLoadView implements CandidateLoad {
     return this.#load.memoryPercent;
   }
   get cpuPercentAfter() {
-    return this.#after.cpuPercent;
+    return this.#placed().cpuPercent;
   }
   get memoryPercentAfter() {
-    return this.#after.memoryPercent;
+    return this.#placed().memoryPercent;
   }
   get estimatedCpuMilli() {
     return this.#load.estimated.cpuMilli;
@@ -89,7 +105,7 @@ class CandidateLoadView implements CandidateLoad {
   }
   /** The load with the pod placed that these figures read (rule checks read their margins from it). */
   static placed(view: CandidateLoad | undefined): NodeLoad | undefined {
-    return view instanceof CandidateLoadView ? view.#after : undefined;
+    return view instanceof CandidateLoadView ? view.#placed() : undefined;
   }
 }
 
@@ -115,11 +131,12 @@ export function plainCandidateLoad(l: CandidateLoad): CandidateLoad {
   };
 }
 
-export function candidateLoad(load: NodeLoad, after: NodeLoad): CandidateLoad {
-  return new CandidateLoadView(load, after);
+/** The verdict's load figures for the node's `load` with `pod` placed. */
+export function candidateLoad(load: NodeLoad, pod: PodInfo, opts: LoadOptions): CandidateLoad {
+  return new CandidateLoadView(load, pod, opts);
 }
 
-/** The placed load a verdict's load figures (candidateLoad's) were read from; undefined for any other. */
+/** The placed load a verdict's load figures (candidateLoad's) read from, built once; undefined for any other. */
 export function placedLoadOf(figures: CandidateLoad | undefined): NodeLoad | undefined {
   return CandidateLoadView.placed(figures);
 }

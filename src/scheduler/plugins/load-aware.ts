@@ -6,7 +6,7 @@
  * BestEffort replicas spread instead of stacking on one node.
  */
 import type { ScorePlugin } from '../framework/types.js';
-import { loadAfter } from './load-after.js';
+import { placePod } from './load-after.js';
 import { PLUGIN } from './names.js';
 
 export interface LoadAwareArgs {
@@ -36,22 +36,23 @@ export function loadAware(args: LoadAwareArgs = {}): ScorePlugin {
   return {
     name: PLUGIN.LoadAware,
     score(state, ctx, n) {
-      const after = loadAfter(state, ctx, n);
-      if (!after) return 0;
+      const load = n.load;
+      if (!load || !placePod(state, ctx, n)) return 0;
       // In requests mode pods without requests add nothing to the figure, so they would all stack on
       // one node: count each of them (the incoming one included) with the load model's estimate.
       const unrequested = n.noRequestPods + (ctx.pod.noRequests ? 1 : 0);
-      if (unrequested > 0 && after.source === 'requests') {
+      // (The placed load's source is the node's: requests stay requests with the pod placed.)
+      if (unrequested > 0 && load.source === 'requests') {
         const est = ctx.loadOptions.estimate;
-        const { cpuMilli, memoryBytes } = after.allocatable;
+        const { cpuMilli, memoryBytes } = load.allocatable;
         const cpu =
-          after.cpuPercent + (cpuMilli > 0 ? (unrequested * est.defaultCpuMilli * 100) / cpuMilli : 0);
+          n.cpuPercentAfter + (cpuMilli > 0 ? (unrequested * est.defaultCpuMilli * 100) / cpuMilli : 0);
         const mem =
-          after.memoryPercent +
+          n.memoryPercentAfter +
           (memoryBytes > 0 ? (unrequested * est.defaultMemoryBytes * 100) / memoryBytes : 0);
         return leastLoaded(cpu, mem, args);
       }
-      return leastLoaded(after.cpuPercent, after.memoryPercent, args);
+      return leastLoaded(n.cpuPercentAfter, n.memoryPercentAfter, args);
     },
   };
 }

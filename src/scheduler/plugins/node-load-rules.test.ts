@@ -3,6 +3,7 @@ import type { NodeInfo, PodInfo } from '../../cluster/model.js';
 import { DEFAULT_LOAD_OPTIONS } from '../../load/types.js';
 import type { NodeLoadRule } from '../../rules/types.js';
 import { loadsFor, node, pod, rule } from '../testing.js';
+import { placedLoadOf } from './load-after.js';
 import { nodeLoadRules } from './node-load-rules.js';
 import { reasonsOf, verdictOn } from './plugin.testing.js';
 import { plainRuleCheck } from './rule-checks.js';
@@ -167,6 +168,19 @@ describe('NodeLoadRules', () => {
     expect(JSON.parse(JSON.stringify(check))).toEqual(plain);
     check.burst = { placements: 1, maxPlacements: 3, windowSeconds: 10 };
     expect(JSON.parse(JSON.stringify(v.rules))).toEqual([{ ...plain, burst: check.burst }]);
+  });
+
+  it("builds the verdict's placed load once, on first read, with withPod's figures", () => {
+    const v = verdictOn(
+      nodeLoadRules(),
+      pod('p', { cpu: '1', memory: '1Gi' }),
+      node('n', { cpu: '4', memory: '8Gi' }),
+    );
+    const placed = placedLoadOf(v.load);
+    expect(placed).toBeDefined();
+    expect(placedLoadOf(v.load)).toBe(placed);
+    expect([placed?.cpuPercent, placed?.memoryPercent, placed?.podCount]).toEqual([25, 12.5, 1]);
+    expect([v.load?.cpuPercentAfter, v.load?.memoryPercentAfter]).toEqual([25, 12.5]);
   });
 
   it('marks a disallowed node unresolvable, a load breach not (load can drop)', () => {

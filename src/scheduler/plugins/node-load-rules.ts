@@ -9,11 +9,12 @@
  * them for the verdicts an explanation keeps (rule-checks.ts).
  */
 import { formatPercent } from '../../load/model.js';
+import type { NodeLoad } from '../../load/types.js';
 import { exemptFromLoadLimits } from '../../rules/daemonset.js';
 import { loadReasons, nodeAllowedByRule } from '../../rules/rule.js';
 import type { FilterPlugin } from '../framework/types.js';
 import { addReason } from '../framework/verdict.js';
-import { candidateLoad, loadAfter } from './load-after.js';
+import { candidateLoad, placedLoadOf, placePod } from './load-after.js';
 import { PLUGIN } from './names.js';
 
 export function nodeLoadRules(): FilterPlugin {
@@ -23,10 +24,10 @@ export function nodeLoadRules(): FilterPlugin {
       const node = n.node;
       if (!node) return;
       const load = n.load;
-      const after = loadAfter(state, ctx, n);
-      if (load && after) verdict.load = candidateLoad(load, after);
+      const placed = load !== undefined && placePod(state, ctx, n);
+      if (placed) verdict.load = candidateLoad(load, ctx.pod, ctx.loadOptions);
       if (ctx.rules.length === 0) return;
-      if (!after) {
+      if (!placed) {
         addReason(verdict, {
           plugin: PLUGIN.NodeLoadRules,
           code: 'NoLoad',
@@ -52,9 +53,11 @@ export function nodeLoadRules(): FilterPlugin {
         }
         // Within both thresholds (the common case, loadReasons' own test): nothing to say, nothing allocated.
         const { maxCPU, maxMemory } = rule.spec;
-        const within = after.cpuPercent <= maxCPU && after.memoryPercent <= maxMemory && !after.unavailable;
+        const within = n.cpuPercentAfter <= maxCPU && n.memoryPercentAfter <= maxMemory && !load.unavailable;
         if (bypassed || within) continue;
-        for (const r of loadReasons(rule, after)) {
+        // Over a threshold: the reasons' messages read the whole placed load, built here (and kept by the
+        // verdict's load figures).
+        for (const r of loadReasons(rule, placedLoadOf(verdict.load) as NodeLoad)) {
           if (r.code === 'CPUThresholdExceeded' || r.code === 'MemoryThresholdExceeded') {
             const cpu = r.code === 'CPUThresholdExceeded';
             addReason(verdict, {
