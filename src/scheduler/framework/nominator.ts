@@ -13,11 +13,15 @@ import { type PodInfo, podKey } from '../../cluster/model.js';
 
 /** What Filter reads (CycleContext.nominated). */
 export interface NominatedPods {
+  /** How many pods are nominated, anywhere: Filter skips the per-node look-up while there are none. */
+  readonly size: number;
   /** The pods nominated to the node, in nomination order. */
   forNode(node: string): Iterable<PodInfo>;
   /** Where the pod is nominated, if anywhere. */
   nodeOf(key: string): string | undefined;
 }
+
+const NONE: readonly PodInfo[] = Object.freeze([]);
 
 interface Entry {
   pod: PodInfo;
@@ -35,7 +39,7 @@ export class Nominator implements NominatedPods {
   }
 
   forNode(node: string): Iterable<PodInfo> {
-    return this.byNode.get(node)?.values() ?? [];
+    return this.byNode.get(node)?.values() ?? NONE;
   }
 
   nodeOf(key: string): string | undefined {
