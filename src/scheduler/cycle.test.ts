@@ -5,7 +5,8 @@ import { ruleKey, rulesForPod } from '../rules/rule.js';
 import { runCycle } from './cycle.js';
 import { NO_RULE_CHECKS, primaryReasons } from './framework/verdict.js';
 import { PlacementLog } from './placement-log.js';
-import { addRuleChecks, plainRuleCheck } from './plugins/rule-checks.js';
+import { plainCandidateLoad } from './plugins/load-after.js';
+import { addVerdictFigures, plainRuleCheck } from './plugins/verdict-figures.js';
 import { buildProfile } from './profile/build.js';
 import { decide, defaultProfile, loadsFor, NOW, node, pod, rule, snapshotOf } from './testing.js';
 
@@ -194,29 +195,49 @@ describe("the verdicts' rule checks", () => {
     ]);
   });
 
-  it('a deferring cycle decides the same and leaves them to addRuleChecks, which builds the same', () => {
+  it('a deferring cycle decides the same and leaves them to addVerdictFigures, which builds the same', () => {
     const full = runCycle(input(rules));
-    const deferred = runCycle({ ...input(rules), deferRuleChecks: true });
+    const deferred = runCycle({ ...input(rules), deferVerdictFigures: true });
     expect(deferred.verdicts.map((v) => [v.node, v.reasons])).toEqual(
       full.verdicts.map((v) => [v.node, v.reasons]),
     );
-    expect(deferred.verdicts.every((v) => v.rules === NO_RULE_CHECKS)).toBe(true);
+    // No rule checks yet, and no load figures but where a node is over a threshold (a: memory 37.5 % >
+    // api's 30 %), whose reasons' messages read them; c is not allowed by web, b fits.
+    const state = () =>
+      deferred.verdicts.map((v) => [
+        v.node,
+        v.feasible,
+        v.rules === NO_RULE_CHECKS,
+        v.load !== undefined,
+        v.placedOn !== undefined,
+      ]);
+    expect(state()).toEqual([
+      ['a', false, true, true, false],
+      ['b', true, true, false, true],
+      ['c', false, true, false, true],
+    ]);
+    const unbuilt = (v: (typeof deferred.verdicts)[number]) => v.rules === NO_RULE_CHECKS;
     // Only the verdicts handed over (an explanation's kept candidates) get them.
     const kept = deferred.verdicts.slice(0, 1);
-    addRuleChecks(kept, deferred.ctx);
-    expect(deferred.verdicts.slice(1).every((v) => v.rules === NO_RULE_CHECKS)).toBe(true);
-    addRuleChecks(deferred.verdicts, deferred.ctx);
-    addRuleChecks(deferred.verdicts, deferred.ctx); // once: a second call changes nothing
+    addVerdictFigures(kept, deferred.ctx);
+    expect(deferred.verdicts.slice(1).every(unbuilt)).toBe(true);
+    addVerdictFigures(deferred.verdicts, deferred.ctx);
+    const built = deferred.verdicts.map((v) => v.load);
+    addVerdictFigures(deferred.verdicts, deferred.ctx); // once: a second call changes nothing
+    expect(deferred.verdicts.map((v) => v.load)).toEqual(built);
     expect(plain(deferred.verdicts)).toEqual(plain(full.verdicts));
-    expect(deferred.verdicts.every((v) => v.rules.length === 2)).toBe(true);
+    const figures = (vs: typeof full.verdicts) =>
+      vs.map((v) => [v.node, v.placedOn, v.load && plainCandidateLoad(v.load)]);
+    expect(figures(deferred.verdicts)).toEqual(figures(full.verdicts));
+    expect(deferred.verdicts.every((v) => v.rules.length === 2 && v.load !== undefined)).toBe(true);
   });
 
   it('builds none for a node the filtering stopped at before NodeLoadRules, deferred or not', () => {
     // 3 cores: a (2 of 4 bound) fails NodeResourcesFit, the first plugin; b and c fit.
     const big = { ...input([rules[0] as ReturnType<typeof rule>]), pod: pod('p', { cpu: '3' }) };
-    for (const deferRuleChecks of [false, true]) {
-      const r = runCycle({ ...big, everyReason: false, deferRuleChecks });
-      addRuleChecks(r.verdicts, r.ctx);
+    for (const deferVerdictFigures of [false, true]) {
+      const r = runCycle({ ...big, everyReason: false, deferVerdictFigures });
+      addVerdictFigures(r.verdicts, r.ctx);
       expect(r.verdicts.map((v) => [v.node, v.feasible, v.load !== undefined, v.rules.length])).toEqual([
         ['a', false, false, 0],
         ['b', true, true, 1],
@@ -224,9 +245,14 @@ describe("the verdicts' rule checks", () => {
       ]);
     }
     // Unschedulable: every node is filtered again with every plugin, so each gets its load and checks.
-    const huge = { ...input(rules), pod: pod('p', { cpu: '64' }), everyReason: false, deferRuleChecks: true };
+    const huge = {
+      ...input(rules),
+      pod: pod('p', { cpu: '64' }),
+      everyReason: false,
+      deferVerdictFigures: true,
+    };
     const r = runCycle(huge);
-    addRuleChecks(r.verdicts, r.ctx);
+    addVerdictFigures(r.verdicts, r.ctx);
     expect(r.verdicts.map((v) => v.rules.length)).toEqual([2, 2, 2]);
   });
 
@@ -234,7 +260,7 @@ describe("the verdicts' rule checks", () => {
     const placements = new PlacementLog({ now: () => NOW });
     const limited = [rule('web', { burst: { maxPlacements: 2, windowSeconds: 30 } })];
     placements.record('default/q', 'a', [ruleKey(limited[0] as ReturnType<typeof rule>)]);
-    const { verdicts } = runCycle({ ...input(limited, placements), deferRuleChecks: true });
+    const { verdicts } = runCycle({ ...input(limited, placements), deferVerdictFigures: true });
     const a = verdicts.find((v) => v.node === 'a');
     expect(a?.rules.map((r) => [r.rule, r.burst])).toEqual([
       ['web', { placements: 1, maxPlacements: 2, windowSeconds: 30 }],

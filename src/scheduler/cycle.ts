@@ -20,7 +20,7 @@ import type { NodeSnapshot, Snapshot } from './framework/snapshot.js';
 import type { CycleContext, CycleState } from './framework/types.js';
 import type { NodeVerdict } from './framework/verdict.js';
 import { PLUGIN } from './plugins/names.js';
-import { addRuleChecks } from './plugins/rule-checks.js';
+import { addVerdictFigures } from './plugins/verdict-figures.js';
 import type { SchedulerDeps } from './types.js';
 
 /** Where an engine deciding through runCycle takes its input: the loop's scheduling cycle, the extender. */
@@ -59,10 +59,10 @@ export interface CycleInput {
    */
   everyReason?: boolean;
   /**
-   * Leave the verdicts' rule checks to the caller, which builds them (addRuleChecks) for the verdicts its
-   * explanation keeps; absent: every verdict gets them.
+   * Leave the verdicts' load figures and rule checks to the caller, which builds them (addVerdictFigures)
+   * for the verdicts its explanation keeps; absent: every verdict gets them.
    */
-  deferRuleChecks?: boolean;
+  deferVerdictFigures?: boolean;
   now: number;
 }
 
@@ -135,7 +135,7 @@ export function runCycle(input: CycleInput): CycleResult {
     input.everyReason ?? nodes.length <= EVERY_REASON_MAX_NODES,
   );
   const ranked = runScores(input.profile, state, ctx, feasible);
-  if (!input.deferRuleChecks) addRuleChecks(verdicts, ctx);
+  if (!input.deferVerdictFigures) addVerdictFigures(verdicts, ctx);
   verdicts.push(...unknown);
   const nextStart = nodes.length > 0 && limit ? (limit.start + examined) % nodes.length : 0;
   return { ctx, state, verdicts, ranked, examined: examined + unknown.length, nextStart };

@@ -16,7 +16,7 @@ import type { DecisionBase, DecisionRecorder } from './decision-recorder.js';
 import { buildCandidates, decisionRules, unschedulableMessage, withKeyCandidates } from './explain.js';
 import { runReserve } from './framework/runtime.js';
 import type { SchedulerMetrics } from './metrics.js';
-import { addRuleChecks } from './plugins/rule-checks.js';
+import { addVerdictFigures } from './plugins/verdict-figures.js';
 import type { Preemption } from './preemption.js';
 import type { QueuedPod, SchedulingQueue } from './queue.js';
 import { threadRunDelayReader } from './run-delay.js';
@@ -81,8 +81,9 @@ export class SchedulingCycle {
       namespaces: cache.namespaces,
       nominated: preemption.nominator,
       ...(nominated ? {} : { sampleFrom: this.nextStartNodeIndex }),
-      // Built below for the candidates the decision keeps: ~10 of the ~350 verdicts at 1,000 nodes.
-      deferRuleChecks: true,
+      // Load figures and rule checks are built below for the candidates the decision keeps: ~10 of the
+      // 420–1,000 verdicts at 1,000 nodes.
+      deferVerdictFigures: true,
       now: started,
     });
     if (!nominated) this.nextStartNodeIndex = nextStart;
@@ -111,7 +112,7 @@ export class SchedulingCycle {
     const best = (nominated && ranked.find((r) => r.node === nominated)) || ranked[0];
     if (!best) {
       // An unschedulable pod's decision keeps every verdict: each node's numbers are its explanation.
-      addRuleChecks(verdicts, ctx);
+      addVerdictFigures(verdicts, ctx);
       const message = unschedulableMessage(totalNodes, verdicts);
       const { sentence, record } = preemption.run(profile, state, ctx, verdicts);
       const failed = record ? { ...base, preemption: record } : base;
@@ -119,13 +120,13 @@ export class SchedulingCycle {
       return;
     }
     const decided = withKeyCandidates({ ...base, node: best.node });
-    // Before the pod is assumed: the checks read the cycle's snapshot.
-    addRuleChecks(decided.candidates, ctx);
+    // Before the pod is assumed: the rule checks read the node's labels from the cycle's snapshot.
+    addVerdictFigures(decided.candidates, ctx);
     binding.assume(pod, best.node, rules);
     const refused = runReserve(profile, state, ctx, best.node);
     if (refused) {
       binding.unassume(key);
-      addRuleChecks(base.candidates, ctx);
+      addVerdictFigures(base.candidates, ctx);
       this.failUnschedulable(entry, pod, { ...base, node: best.node }, `Reserve failed: ${refused}`);
       return;
     }

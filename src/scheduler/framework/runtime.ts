@@ -191,6 +191,7 @@ function runFilterPlugins(
     rules: NO_RULE_CHECKS,
     load: undefined,
     burst: undefined,
+    placedOn: undefined,
     score: undefined,
     scoreParts: undefined,
     rank: undefined,

@@ -2,7 +2,7 @@
  * What a scheduling cycle says about each node, kept for the explanation: every failed check with the
  * plugin that found it, nodeload's load figures and rule checks, and each Score plugin's share.
  */
-import type { LoadSource } from '../../load/types.js';
+import type { LoadSource, NodeLoad } from '../../load/types.js';
 
 /**
  * Why a plugin rejects a node, in two voices: `reason` is the aggregatable text kube-scheduler counts
@@ -69,9 +69,15 @@ export interface NodeVerdict {
   feasible: boolean;
   /** Every failed check, in plugin order (added through addReason: NO_REASONS is shared until then). */
   reasons: readonly FilterReason[];
+  /** The load figures (with `rules`, built for the verdicts an explanation keeps: plugins/verdict-figures.ts). */
   load?: CandidateLoad;
   rules: readonly RuleCheck[];
   burst?: BurstCheck;
+  /**
+   * The node's load NodeLoadRules placed the pod on (under nominated pods, the what-if's), until the
+   * load figures are built from it; cleared then.
+   */
+  placedOn?: NodeLoad;
 }
 
 /**

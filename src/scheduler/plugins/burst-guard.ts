@@ -11,7 +11,7 @@ import type { FilterPlugin } from '../framework/types.js';
 import { addReason, type BurstCheck } from '../framework/verdict.js';
 import type { BurstView } from '../placement-log.js';
 import { PLUGIN } from './names.js';
-import { ensureRuleChecks } from './rule-checks.js';
+import { ensureRuleChecks } from './verdict-figures.js';
 
 export interface BurstGuardArgs {
   placements: BurstView;

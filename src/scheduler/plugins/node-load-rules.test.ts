@@ -6,7 +6,7 @@ import { loadsFor, node, pod, rule } from '../testing.js';
 import { placedLoadOf } from './load-after.js';
 import { nodeLoadRules } from './node-load-rules.js';
 import { reasonsOf, verdictOn } from './plugin.testing.js';
-import { plainRuleCheck } from './rule-checks.js';
+import { plainRuleCheck } from './verdict-figures.js';
 
 interface Case {
   name: string;

@@ -5,8 +5,8 @@
  *         ∨ (fail-closed and no fresh metrics)
  * DaemonSet pods are exempt from thresholds (they must run everywhere their selector says) — those the
  * webhook vouched for, see rules/daemonset.ts; a bare DaemonSet ownerReference is no proof. The verdict
- * carries the load figures whatever the outcome; its check per rule, with the margins, is built from
- * them for the verdicts an explanation keeps (rule-checks.ts).
+ * carries the load the pod was placed on whatever the outcome; its load figures and its check per rule,
+ * with the margins, are built from it for the verdicts an explanation keeps (verdict-figures.ts).
  */
 import { formatPercent } from '../../load/model.js';
 import type { NodeLoad } from '../../load/types.js';
@@ -14,8 +14,9 @@ import { exemptFromLoadLimits } from '../../rules/daemonset.js';
 import { loadReasons, nodeAllowedByRule } from '../../rules/rule.js';
 import type { FilterPlugin } from '../framework/types.js';
 import { addReason } from '../framework/verdict.js';
-import { candidateLoad, placedLoadOf, placePod } from './load-after.js';
+import { placedLoadOf, placePod } from './load-after.js';
 import { PLUGIN } from './names.js';
+import { ensureLoadFigures } from './verdict-figures.js';
 
 export function nodeLoadRules(): FilterPlugin {
   return {
@@ -25,7 +26,8 @@ export function nodeLoadRules(): FilterPlugin {
       if (!node) return;
       const load = n.load;
       const placed = load !== undefined && placePod(state, ctx, n);
-      if (placed) verdict.load = candidateLoad(load, ctx.pod, ctx.loadOptions);
+      // The load figures are built from it for the verdicts an explanation keeps (verdict-figures.ts).
+      if (placed) verdict.placedOn = load;
       if (ctx.rules.length === 0) return;
       if (!placed) {
         addReason(verdict, {
@@ -55,9 +57,9 @@ export function nodeLoadRules(): FilterPlugin {
         const { maxCPU, maxMemory } = rule.spec;
         const within = n.cpuPercentAfter <= maxCPU && n.memoryPercentAfter <= maxMemory && !load.unavailable;
         if (bypassed || within) continue;
-        // Over a threshold: the reasons' messages read the whole placed load, built here (and kept by the
-        // verdict's load figures).
-        for (const r of loadReasons(rule, placedLoadOf(verdict.load) as NodeLoad)) {
+        // Over a threshold: the reasons' messages read the whole placed load, built here with the
+        // verdict's load figures (a failing node's verdict is kept).
+        for (const r of loadReasons(rule, placedLoadOf(ensureLoadFigures(verdict, ctx)) as NodeLoad)) {
           if (r.code === 'CPUThresholdExceeded' || r.code === 'MemoryThresholdExceeded') {
             const cpu = r.code === 'CPUThresholdExceeded';
             addReason(verdict, {

@@ -1,20 +1,26 @@
 /**
- * A verdict's rule checks: one per NodeLoadRule covering the pod, with its thresholds and the margins
- * the node keeps with the pod placed. NodeLoadRules decides from the same figures but does not build
- * them: a cycle at 1,000 nodes examines ~350 nodes, and a decision on its way to be bound keeps ~10 of
- * their verdicts (explain.ts, keyCandidates). So the checks are built for the verdicts that are kept —
- * runCycle builds them for every verdict unless its caller keeps fewer (the loop: schedule-one.ts) —
- * from what the filter saw: the placed load its load figures hold, the node's labels, the pod.
- * BurstGuard hangs its per-rule figures on them, so it builds them at once where a rule has a burst limit.
+ * What a verdict shows beside its reasons: the node's load figures with the pod placed, and one check per
+ * NodeLoadRule covering the pod, with its thresholds and the margins the node keeps. NodeLoadRules
+ * decides from the same numbers but builds neither: a cycle at 1,000 nodes examines ~350–1,000 nodes, and
+ * a decision on its way to be bound keeps ~10 of their verdicts (explain.ts, keyCandidates). The filter
+ * leaves the load it placed the pod on (`placedOn`), and the figures are built from it for the verdicts
+ * that are kept — runCycle builds them for every verdict unless its caller keeps fewer (the loop:
+ * schedule-one.ts) — from what the filter saw: that load, the node's labels, the pod. BurstGuard hangs
+ * its per-rule figures on the checks, so it builds them at once where a rule has a burst limit.
  */
-
 import type { NodeLoad } from '../../load/types.js';
 import { exemptFromLoadLimits } from '../../rules/daemonset.js';
 import { nodeAllowedByRule } from '../../rules/rule.js';
 import type { NodeLoadRule } from '../../rules/types.js';
 import type { CycleContext } from '../framework/types.js';
-import { type BurstCheck, NO_RULE_CHECKS, type NodeVerdict, type RuleCheck } from '../framework/verdict.js';
-import { placedLoadOf } from './load-after.js';
+import {
+  type BurstCheck,
+  type CandidateLoad,
+  NO_RULE_CHECKS,
+  type NodeVerdict,
+  type RuleCheck,
+} from '../framework/verdict.js';
+import { candidateLoad, placedLoadOf } from './load-after.js';
 
 /**
  * A rule's check on one node, read through from the rule and the node's load with the pod placed. The
@@ -74,14 +80,27 @@ export function plainRuleCheck(c: RuleCheck): RuleCheck {
 }
 
 /**
- * Gives the verdict its rule checks, once: only where NodeLoadRules examined the node with a load
- * figure (the verdict has its load figures; a node the filtering stopped at an earlier plugin has
- * neither, as before) and rules cover the pod. Must run in the verdict's own cycle, before the pod is
- * assumed: it reads the node from the cycle's snapshot.
+ * Gives the verdict its load figures, once, from the load NodeLoadRules placed the pod on; none where it
+ * did not examine the node with a load figure (the filtering stopped at an earlier plugin, or the node
+ * had no load yet), as before.
+ */
+export function ensureLoadFigures(verdict: NodeVerdict, ctx: CycleContext): CandidateLoad | undefined {
+  const on = verdict.placedOn;
+  if (on !== undefined) {
+    verdict.load ??= candidateLoad(on, ctx.pod, ctx.loadOptions);
+    verdict.placedOn = undefined;
+  }
+  return verdict.load;
+}
+
+/**
+ * Gives the verdict its rule checks, once (and its load figures, which they read): only where
+ * NodeLoadRules examined the node with a load figure and rules cover the pod. Must run in the verdict's
+ * own cycle, before the pod is assumed: it reads the node from the cycle's snapshot.
  */
 export function ensureRuleChecks(verdict: NodeVerdict, ctx: CycleContext): readonly RuleCheck[] {
+  const after = placedLoadOf(ensureLoadFigures(verdict, ctx));
   if (verdict.rules !== NO_RULE_CHECKS || ctx.rules.length === 0) return verdict.rules;
-  const after = placedLoadOf(verdict.load);
   const node = ctx.snapshot.get(verdict.node)?.node;
   if (!after || !node) return verdict.rules;
   const bypassed = exemptFromLoadLimits(ctx.pod);
@@ -94,8 +113,7 @@ export function ensureRuleChecks(verdict: NodeVerdict, ctx: CycleContext): reado
   return checks;
 }
 
-/** ensureRuleChecks for each verdict (an explanation's kept candidates). */
-export function addRuleChecks(verdicts: readonly NodeVerdict[], ctx: CycleContext): void {
-  if (ctx.rules.length === 0) return;
+/** Load figures and rule checks for each verdict (an explanation's kept candidates). */
+export function addVerdictFigures(verdicts: readonly NodeVerdict[], ctx: CycleContext): void {
   for (let i = 0; i < verdicts.length; i++) ensureRuleChecks(verdicts[i] as NodeVerdict, ctx);
 }
