@@ -263,6 +263,21 @@ describe('runScores', () => {
     ]);
   });
 
+  it('normalizes each cycle over its own nodes only, after a larger cycle', () => {
+    const seen: number[][] = [];
+    const x = scoring(
+      'X',
+      { a: 1, b: 2, c: 4 },
+      { normalizeScore: (_s: CycleState, _c: CycleContext, scores: Float64Array) => seen.push([...scores]) },
+    );
+    const profile = profileOf(x);
+    const { state } = runFilters(profile, ctx);
+    runScores(profile, state, ctx, all());
+    runScores(profile, state, ctx, [ctx.snapshot.get('c')!]);
+    runScores(profile, state, ctx, all());
+    expect(seen).toEqual([[1, 2, 4], [4], [1, 2, 4]]);
+  });
+
   it('leaves out plugins whose PreScore skipped and plugins of weight 0', () => {
     const skipped = scoring('S', { a: 100 }, { preScore: () => 'skip' as const });
     const profile = profileOf(skipped, [scoring('Z', { b: 100 }), 0], scoring('K', { c: 1 }));

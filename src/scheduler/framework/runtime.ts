@@ -340,6 +340,17 @@ function byScoreThenName(a: RankedNode, b: RankedNode): number {
   return a.node < b.node ? -1 : a.node > b.node ? 1 : 0;
 }
 
+let rawScratch = new Float64Array(0);
+
+/**
+ * One Score plugin's raw scores before normalising, a column at a time: a view of one buffer kept between
+ * cycles (runScores is synchronous and never nested), grown as needed, instead of a new one per cycle.
+ */
+function rawScores(count: number): Float64Array {
+  if (rawScratch.length < count) rawScratch = new Float64Array(Math.max(count, 2 * rawScratch.length));
+  return rawScratch.subarray(0, count);
+}
+
 /** Scores of the feasible nodes, best first (ties by node name, so the same state yields the same choice). */
 export function runScores(
   profile: Profile,
@@ -360,7 +371,7 @@ export function runScores(
   };
   const ranked: RankedNode[] = new Array(feasible.length);
   for (let i = 0; i < feasible.length; i++) ranked[i] = new RankedEntry(i, table);
-  const raw = new Float64Array(feasible.length);
+  const raw = rawScores(feasible.length);
   const { values, totals } = table;
   const columns = active.length;
   // Indexed loops, not forEach with a destructuring callback: this runs for every feasible node of every
