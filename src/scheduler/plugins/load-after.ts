@@ -32,11 +32,11 @@ export function placePod(state: CycleState, ctx: CycleContext, n: NodeSnapshot):
 
 /**
  * A verdict's load figures read through from the node's load, and from the load with the pod placed,
- * built the first time an "after" figure is read: every node a cycle examines gets one, and most are
- * never read (explanations keep key candidates only). A 16-field copy (with its boxed doubles) was the
- * largest allocation per node, then the placed load built for each. The load, the pod and the options
- * are immutable (the tracker hands out new loads), so reading later shows what the cycle saw.
- * Serialises as the plain figures.
+ * which is built the first time an "after" figure is read. Made for the verdicts an explanation keeps
+ * (verdict-figures.ts), not for every node a cycle examines: a 16-field copy (with its boxed doubles) per
+ * examined node was once the largest allocation of a cycle. The load, the pod and the options are
+ * immutable (the tracker hands out new loads), so reading later shows what the cycle saw. Serialises as
+ * the plain figures.
  */
 class CandidateLoadView implements CandidateLoad {
   readonly #load: NodeLoad;
