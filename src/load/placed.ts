@@ -63,16 +63,12 @@ class PlacedLoad implements NodeLoad {
     this.memoryPercent = placedMemoryPercent(base, pod, opts);
   }
 
-  #byRequests(): boolean {
-    return byRequests(this.#base);
-  }
-
-  #addedCpu(): number {
-    return addedCpuMilli(this.#base, this.#pod, this.#estimate);
-  }
-
-  #addedMemory(): number {
-    return addedMemoryBytes(this.#base, this.#pod, this.#estimate);
+  /** `figure` plus what the pod adds to the effective load. */
+  #plus(figure: CpuMem): CpuMem {
+    return {
+      cpuMilli: figure.cpuMilli + addedCpuMilli(this.#base, this.#pod, this.#estimate),
+      memoryBytes: figure.memoryBytes + addedMemoryBytes(this.#base, this.#pod, this.#estimate),
+    };
   }
 
   get node(): string {
@@ -94,18 +90,17 @@ class PlacedLoad implements NodeLoad {
   }
   get estimated(): CpuMem {
     const e = this.#base.estimated;
-    if (this.#byRequests()) return e;
-    return { cpuMilli: e.cpuMilli + this.#addedCpu(), memoryBytes: e.memoryBytes + this.#addedMemory() };
+    if (byRequests(this.#base)) return e;
+    return this.#plus(e);
   }
   get estimatedPods(): number {
-    return this.#base.estimatedPods + (this.#byRequests() ? 0 : 1);
+    return this.#base.estimatedPods + (byRequests(this.#base) ? 0 : 1);
   }
   get effective(): CpuMem {
-    const e = this.#base.effective;
-    return { cpuMilli: e.cpuMilli + this.#addedCpu(), memoryBytes: e.memoryBytes + this.#addedMemory() };
+    return this.#plus(this.#base.effective);
   }
   get source(): LoadSource {
-    return this.#byRequests() ? 'requests' : 'metrics+estimate';
+    return byRequests(this.#base) ? 'requests' : 'metrics+estimate';
   }
   get timestamp(): string {
     return this.#base.timestamp;

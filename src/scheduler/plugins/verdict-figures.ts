@@ -99,8 +99,10 @@ export function ensureLoadFigures(verdict: NodeVerdict, ctx: CycleContext): Cand
  * own cycle, before the pod is assumed: it reads the node from the cycle's snapshot.
  */
 export function ensureRuleChecks(verdict: NodeVerdict, ctx: CycleContext): readonly RuleCheck[] {
-  const after = placedLoadOf(ensureLoadFigures(verdict, ctx));
+  const figures = ensureLoadFigures(verdict, ctx);
   if (verdict.rules !== NO_RULE_CHECKS || ctx.rules.length === 0) return verdict.rules;
+  // The margins read the whole placed load: built here, only where a rule covers the pod.
+  const after = placedLoadOf(figures);
   const node = ctx.snapshot.get(verdict.node)?.node;
   if (!after || !node) return verdict.rules;
   const bypassed = exemptFromLoadLimits(ctx.pod);
@@ -115,5 +117,9 @@ export function ensureRuleChecks(verdict: NodeVerdict, ctx: CycleContext): reado
 
 /** Load figures and rule checks for each verdict (an explanation's kept candidates). */
 export function addVerdictFigures(verdicts: readonly NodeVerdict[], ctx: CycleContext): void {
-  for (let i = 0; i < verdicts.length; i++) ensureRuleChecks(verdicts[i] as NodeVerdict, ctx);
+  for (let i = 0; i < verdicts.length; i++) {
+    const v = verdicts[i] as NodeVerdict;
+    ensureLoadFigures(v, ctx);
+    ensureRuleChecks(v, ctx);
+  }
 }
