@@ -33,22 +33,24 @@ describe('runCycle with the default profile', () => {
     ]);
   });
 
-  it('lets balanced allocation decide between nodes LoadAware finds equally loaded', () => {
-    // Both end at (cpu + mem) / 2 = 50% used: "skewed-not" at 50/50, "a-skewed" at 80/20.
-    const even = node('skewed-not', { cpu: '10', memory: '10Gi' });
-    const skewed = node('a-skewed', { cpu: '10', memory: '10Gi' });
-    const { ranked } = decide(pod('p', { cpu: '1', memory: '1Gi' }), {
-      nodes: [skewed, even],
+  it('lets balanced allocation decide between nodes LoadAware finds equally loaded: where the pod evens it', () => {
+    // Both end at (cpu + mem) / 2 = 62.5 % used. "a-even" goes from 50/50 to 75/50, "b-skewed" from
+    // 12.5/87.5 to 37.5/87.5. Before v1.36 the balance with the pod placed decided (a-even, 87.5 vs 75);
+    // now its change does: a-even 100 → 87 scores 68, b-skewed 62 → 75 scores 81.
+    const even = node('a-even', { cpu: '8', memory: '8Gi' });
+    const skewed = node('b-skewed', { cpu: '8', memory: '8Gi' });
+    const { ranked } = decide(pod('p', { cpu: '2' }), {
+      nodes: [even, skewed],
       pods: [
-        pod('e', { nodeName: 'skewed-not', cpu: '4', memory: '4Gi' }),
-        pod('s', { nodeName: 'a-skewed', cpu: '7', memory: '1Gi' }),
+        pod('e', { nodeName: 'a-even', cpu: '4', memory: '4Gi' }),
+        pod('s', { nodeName: 'b-skewed', cpu: '1', memory: '7Gi' }),
       ],
     });
-    expect(ranked.map((r) => r.node)).toEqual(['skewed-not', 'a-skewed']);
+    expect(ranked.map((r) => r.node)).toEqual(['b-skewed', 'a-even']);
     const [first, second] = ranked;
     expect(share(first?.scores, 'LoadAware')).toBeCloseTo(share(second?.scores, 'LoadAware') as number, 9);
-    expect(share(first?.scores, 'NodeResourcesBalancedAllocation')).toBeCloseTo(100, 9);
-    expect(share(second?.scores, 'NodeResourcesBalancedAllocation')).toBeCloseTo(70, 9);
+    expect(share(first?.scores, 'NodeResourcesBalancedAllocation')).toBe(81);
+    expect(share(second?.scores, 'NodeResourcesBalancedAllocation')).toBe(68);
   });
 
   it('sums weight × score over the Score plugins', () => {

@@ -211,4 +211,22 @@ export const resourceScenarios: Scenario[] = [
       placements: { 'no-requests': ['n1'], 'memory-only': ['n1'], 'gpu-app': ['n2'] },
     },
   },
+  {
+    name: 'balanced allocation: the node the pod evens out wins (v1.36 formula)',
+    area: 'NodeResourcesBalancedAllocation',
+    description:
+      'Two 8-CPU / 8Gi nodes, n-even at 4 CPU / 4Gi, n-skewed at 1 CPU / 7Gi; a 2-CPU pod with no memory request. ' +
+      'LeastAllocated gives both 36 (memory counted at its 200Mi non-zero default), LoadAware both 37.5, so ' +
+      'BalancedAllocation decides: v1.36 scores the change of balance, 50 + ⌊(50 + with − before) / 2⌋ — ' +
+      'n-even 100 → 87 scores 68, n-skewed 62 → 75 scores 81. The formula before v1.36 (the balance with the ' +
+      'pod placed, 87.5 vs 75) chose n-even.',
+    orderIndependent: true,
+    nodes: [node('n-even', { cpu: '8', memory: '8Gi' }), node('n-skewed', { cpu: '8', memory: '8Gi' })],
+    existingPods: [
+      existing('half', 'n-even', { requests: { cpu: '4', memory: '4Gi' } }),
+      existing('memory-heavy', 'n-skewed', { requests: { cpu: '1', memory: '7Gi' } }),
+    ],
+    pods: [pod('cpu-heavy', { requests: { cpu: '2' } })],
+    expect: { unschedulable: [], placements: { 'cpu-heavy': ['n-skewed'] } },
+  },
 ];
