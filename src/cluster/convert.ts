@@ -274,6 +274,16 @@ function podVolumes(podName: string, spec: Json): PodVolume[] {
   return out.length ? out : none();
 }
 
+/** The references of image volumes (KEP-4639), or undefined when the pod has none. */
+function volumeImages(spec: Json): string[] | undefined {
+  let out: string[] | undefined;
+  for (const v of (spec?.volumes ?? []) as Json[]) {
+    const ref = v?.image?.reference;
+    if (typeof ref === 'string' && ref !== '') (out ??= []).push(ref);
+  }
+  return out;
+}
+
 function containerImages(spec: Json): string[] {
   const out: string[] = [];
   for (const c of [...((spec?.initContainers ?? []) as Json[]), ...((spec?.containers ?? []) as Json[])]) {
@@ -335,6 +345,8 @@ export function toPodInfo(pod: Json): PodInfo {
     preemptionPolicy: String(spec.preemptionPolicy ?? 'PreemptLowerPriority'),
     creationTimestamp: isoTime(meta.creationTimestamp),
   };
+  const imageVolumes = volumeImages(spec);
+  if (imageVolumes) info.volumeImages = imageVolumes;
   const podAffinity = affinityRules(affinity.podAffinity);
   if (podAffinity) info.podAffinity = podAffinity;
   const podAntiAffinity = affinityRules(affinity.podAntiAffinity);

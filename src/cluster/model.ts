@@ -182,6 +182,8 @@ export interface PodInfo {
   hasResourceClaims: boolean;
   /** Container images (init containers included), for ImageLocality. */
   images: string[];
+  /** Image volumes' references (spec.volumes[].image.reference), which ImageLocality counts too; absent: none. */
+  volumeImages?: string[];
   /** status.nominatedNodeName: where preemption made room for this pod. */
   nominatedNodeName: string;
   /** spec.preemptionPolicy (default PreemptLowerPriority). */

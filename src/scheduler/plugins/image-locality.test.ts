@@ -11,10 +11,10 @@ const using = (images: string[], init: string[] = []) =>
     containers: images.map((image, i) => ({ name: `c${i}`, image })),
     ...(init.length ? { initContainers: init.map((image, i) => ({ name: `i${i}`, image })) } : {}),
   });
-/** 100 × (clamp(sum, 23 MB, 1000 MB × containers) − 23 MB) / (1000 MB × containers − 23 MB), sum in MB. */
+/** ⌊100 × (clamp(sum, 23 MB, 1000 MB × containers) − 23 MB) / (1000 MB × containers − 23 MB)⌋, sum in MB. */
 const expected = (sumMb: number, containers = 1) => {
   const max = 1000 * containers;
-  return (100 * (Math.min(max, Math.max(23, sumMb)) - 23)) / (max - 23);
+  return Math.trunc((100 * (Math.min(max, Math.max(23, sumMb)) - 23)) / (max - 23));
 };
 
 describe('normalizedImageName', () => {
@@ -109,7 +109,7 @@ describe('ImageLocality', () => {
     expect(Object.keys(scores).sort()).toEqual(Object.keys(want).sort());
     for (const [n, s] of Object.entries(want)) {
       if (s === undefined) expect(scores[n]).toBeUndefined();
-      else expect(scores[n]).toBeCloseTo(s, 9);
+      else expect(scores[n]).toBe(s);
     }
   });
 
@@ -117,13 +117,33 @@ describe('ImageLocality', () => {
     const n = specNode('a', {
       images: [{ names: ['repo/app@sha256:beef', 'repo/app:v3'], sizeBytes: 600 * MB }],
     });
-    expect(scoresOf(imageLocality(), using(['repo/app@sha256:beef']), { nodes: [n] })['a']).toBeCloseTo(
+    expect(scoresOf(imageLocality(), using(['repo/app@sha256:beef']), { nodes: [n] })['a']).toBe(
       expected(600),
-      9,
     );
-    expect(scoresOf(imageLocality(), using(['repo/app:v3']), { nodes: [n] })['a']).toBeCloseTo(
-      expected(600),
-      9,
-    );
+    expect(scoresOf(imageLocality(), using(['repo/app:v3']), { nodes: [n] })['a']).toBe(expected(600));
+  });
+
+  it('scores in integers, as upstream: 500 MB on 2 of 3 nodes is ⌊100 × (333.3 − 23) / 977⌋ = 31, not 31.76', () => {
+    const nodes = [
+      withImages('a', [['app:v1', 500]]),
+      withImages('b', [['app:v1', 500]]),
+      withImages('c', []),
+    ];
+    expect(scoresOf(imageLocality(), using(['app:v1']), { nodes })).toEqual({ a: 31, b: 31, c: 0 });
+  });
+
+  it('counts an image volume’s image too, without raising the maximum (containers only)', () => {
+    const nodes = [withImages('a', [['models/llm:v1', 600]]), withImages('b', [])];
+    const pod = specPod('p', {
+      containers: [{ name: 'c', image: 'main:1' }],
+      volumes: [{ name: 'weights', image: { reference: 'models/llm:v1' } }],
+    });
+    // 600 MB on 1 of 2 nodes → 300 MB, against one container's 1000 MB.
+    expect(scoresOf(imageLocality(), pod, { nodes })).toEqual({ a: expected(300), b: 0 });
+  });
+
+  it('counts an image as often as the pod names it (two containers of one image: twice)', () => {
+    const nodes = [withImages('a', [['x:1', 300]])];
+    expect(scoresOf(imageLocality(), using(['x:1', 'x:1']), { nodes })).toEqual({ a: expected(600, 2) });
   });
 });

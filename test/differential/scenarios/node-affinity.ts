@@ -1,5 +1,5 @@
 // NodeAffinity: nodeSelector, required terms (operators, matchFields, OR of terms), preferred is soft.
-import { expr, node, pod, requiredNodeAffinity } from '../build.js';
+import { expr, node, pod, requiredNodeAffinity, taint } from '../build.js';
 import type { Scenario } from '../types.js';
 
 const only = (...exprs: Parameters<typeof expr>[]) => ({
@@ -165,5 +165,42 @@ export const nodeAffinityScenarios: Scenario[] = [
       unschedulable: ['selector-miss'],
       placements: { 'selector-and-affinity': ['n1'], 'selector-only': ['n1', 'n2'] },
     },
+  },
+  {
+    name: 'normalized scores are integers: TaintToleration and NodeAffinity truncate as int64',
+    area: 'NodeAffinity',
+    description:
+      'x has 1 PreferNoSchedule taint, y none, z 3; the pod prefers tier=x (weight 99) and tier=y (50). ' +
+      'Upstream normalizes in int64: TaintToleration x 100 − ⌊100/3⌋ = 67, y 100; NodeAffinity x 100, ' +
+      'y ⌊5000/99⌋ = 50. x: 3 × 67 + 2 × 100 = 401 beats y: 3 × 100 + 2 × 50 = 400. With fractions ' +
+      '(66.67 and 50.51) y would win, 401.01 to 400. Best-effort pod on empty nodes: every other score ties.',
+    orderIndependent: true,
+    nodes: [
+      node('x', { labels: { tier: 'x' }, taints: [taint('a', 'PreferNoSchedule')] }),
+      node('y', { labels: { tier: 'y' } }),
+      node('z', {
+        labels: { tier: 'z' },
+        taints: [
+          taint('a', 'PreferNoSchedule'),
+          taint('b', 'PreferNoSchedule'),
+          taint('c', 'PreferNoSchedule'),
+        ],
+      }),
+    ],
+    pods: [
+      pod('prefers', {
+        spec: {
+          affinity: {
+            nodeAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                { weight: 99, preference: { matchExpressions: [expr('tier', 'In', ['x'])] } },
+                { weight: 50, preference: { matchExpressions: [expr('tier', 'In', ['y'])] } },
+              ],
+            },
+          },
+        },
+      }),
+    ],
+    expect: { unschedulable: [], placements: { prefers: ['x'] } },
   },
 ];
