@@ -23,7 +23,8 @@ import type {
   Toleration,
   TopologySpreadConstraint,
 } from './model.js';
-import { bytes, cpuMilli } from './quantity.js';
+import { podResourceList } from './pod-requests.js';
+import { bytes, cpuMilli, toResourceList } from './quantity.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: API objects are untyped JSON at this boundary.
 type Json = any;
@@ -40,18 +41,6 @@ function strMap(v: unknown): Record<string, string> {
 
 function resources(list: Json): NodeResources {
   return { cpuMilli: cpuMilli(list?.cpu), memoryBytes: bytes(list?.memory), pods: bytes(list?.pods) };
-}
-
-/** A quantity in the canonical unit of its resource: millicores for cpu, the plain value otherwise. */
-export function resourceValue(name: string, quantity: unknown): number {
-  return name === 'cpu' ? cpuMilli(quantity) : bytes(quantity);
-}
-
-export function toResourceList(list: Json): ResourceList {
-  const out: ResourceList = {};
-  if (!list || typeof list !== 'object') return out;
-  for (const [name, q] of Object.entries(list)) out[name] = resourceValue(name, q);
-  return out;
 }
 
 // Shared empties: most pods have no ports, affinity, spread or volumes; one frozen array each.
@@ -87,59 +76,6 @@ export function toNodeInfo(node: Json): NodeInfo {
     images: images(node?.status?.images),
     creationTimestamp: isoTime(node?.metadata?.creationTimestamp),
   };
-}
-
-function addInto(into: ResourceList, list: ResourceList): void {
-  for (const name in list) into[name] = (into[name] ?? 0) + (list[name] as number);
-}
-
-function maxInto(into: ResourceList, list: ResourceList): void {
-  for (const name in list) into[name] = Math.max(into[name] ?? 0, list[name] as number);
-}
-
-function containerList(c: Json, field: 'requests' | 'limits'): ResourceList {
-  return toResourceList(c?.resources?.[field]);
-}
-
-/** Resources pod-level spec.resources may set (PodLevelResources): cpu, memory and hugepages. */
-function podLevelResource(name: string): boolean {
-  return name === 'cpu' || name === 'memory' || name.startsWith('hugepages-');
-}
-
-/**
- * A pod's effective requests (or limits) as kube-scheduler and the kubelet compute them
- * (resource.PodRequests):
- *   apps      = Σ containers + Σ restartable init containers (sidecars run for the pod's lifetime)
- *   initPeak  = max over init containers i, in declaration order, of
- *                 sidecar i : Σ sidecars declared up to and including i
- *                 regular i : requests(i) + Σ sidecars declared before i
- *   total     = max(apps, initPeak) per resource
- *   pod-level spec.resources (cpu, memory, hugepages-*) replaces the container figure for that resource
- *   requests += spec.overhead
- */
-export function podResourceList(spec: Json, field: 'requests' | 'limits'): ResourceList {
-  const total: ResourceList = {};
-  for (const c of (spec?.containers ?? []) as Json[]) addInto(total, containerList(c, field));
-  const sidecars: ResourceList = {};
-  const initPeak: ResourceList = {};
-  for (const c of (spec?.initContainers ?? []) as Json[]) {
-    const own = containerList(c, field);
-    if (c?.restartPolicy === 'Always') {
-      addInto(sidecars, own);
-      addInto(total, own);
-      maxInto(initPeak, sidecars);
-    } else {
-      const running: ResourceList = { ...sidecars };
-      addInto(running, own);
-      maxInto(initPeak, running);
-    }
-  }
-  maxInto(total, initPeak);
-  const podLevel = toResourceList(spec?.resources?.[field]);
-  for (const name in podLevel) if (podLevelResource(name)) total[name] = podLevel[name] as number;
-  if (field === 'requests' && spec?.overhead) addInto(total, toResourceList(spec.overhead));
-  for (const name in total) if (total[name] === 0) delete total[name];
-  return total;
 }
 
 function cpuMem(list: ResourceList): CpuMem {
@@ -276,12 +212,12 @@ function podVolumes(podName: string, spec: Json): PodVolume[] {
 
 /** The references of image volumes (KEP-4639), or undefined when the pod has none. */
 function volumeImages(spec: Json): string[] | undefined {
-  let out: string[] | undefined;
+  const out: string[] = [];
   for (const v of (spec?.volumes ?? []) as Json[]) {
     const ref = v?.image?.reference;
-    if (typeof ref === 'string' && ref !== '') (out ??= []).push(ref);
+    if (typeof ref === 'string' && ref !== '') out.push(ref);
   }
-  return out;
+  return out.length > 0 ? out : undefined;
 }
 
 function containerImages(spec: Json): string[] {
@@ -299,7 +235,7 @@ export function toPodInfo(pod: Json): PodInfo {
     ((meta.ownerReferences ?? []) as Json[]).find((o) => o?.controller) ?? meta.ownerReferences?.[0];
   const phase = String(pod?.status?.phase ?? 'Pending');
   const scheduled = ((pod?.status?.conditions ?? []) as Json[]).find((c) => c?.type === 'PodScheduled');
-  const resourceRequests = podResourceList(spec, 'requests');
+  const resourceRequests = podResourceList(spec, 'requests', pod?.status);
   const requests = cpuMem(resourceRequests);
   const hasAnyRequest =
     spec.resources?.requests?.cpu !== undefined ||

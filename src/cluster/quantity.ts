@@ -63,3 +63,16 @@ export function formatMemory(b: number): string {
   }
   return String(b);
 }
+
+/** A quantity in the canonical unit of its resource: millicores for cpu, the plain value otherwise. */
+export function resourceValue(name: string, quantity: unknown): number {
+  return name === 'cpu' ? cpuMilli(quantity) : bytes(quantity);
+}
+
+/** A ResourceList of the API (name → quantity) in canonical units; anything but an object is empty. */
+export function toResourceList(list: unknown): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (!list || typeof list !== 'object') return out;
+  for (const [name, q] of Object.entries(list)) out[name] = resourceValue(name, q);
+  return out;
+}
