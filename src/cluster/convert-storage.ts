@@ -18,6 +18,7 @@ import { bytes } from './quantity.js';
 type Json = any;
 
 const DEFAULT_CLASS_ANNOTATION = 'storageclass.kubernetes.io/is-default-class';
+const BETA_CLASS_ANNOTATION = 'volume.beta.kubernetes.io/storage-class';
 
 function strMap(v: unknown): Record<string, string> {
   return v && typeof v === 'object' ? { ...(v as Record<string, string>) } : {};
@@ -61,6 +62,7 @@ export function toClaimInfo(o: Json): ClaimInfo {
     accessModes: strings(spec.accessModes),
     requestBytes: bytes(spec.resources?.requests?.storage),
     volumeMode: spec.volumeMode ?? 'Filesystem',
+    volumeAttributesClassName: spec.volumeAttributesClassName ?? '',
     annotations: strMap(meta.annotations),
     deleting: Boolean(meta.deletionTimestamp),
   };
@@ -85,10 +87,12 @@ export function toVolumeInfo(o: Json): VolumeInfo {
     uid: meta.uid ?? '',
     resourceVersion: meta.resourceVersion ?? '',
     phase: String(o?.status?.phase ?? 'Pending'),
-    storageClassName: spec.storageClassName ?? '',
+    // GetPersistentVolumeClass: the beta annotation first, as a PV made before spec.storageClassName has it.
+    storageClassName: meta.annotations?.[BETA_CLASS_ANNOTATION] ?? spec.storageClassName ?? '',
     capacityBytes: bytes(spec.capacity?.storage),
     accessModes: strings(spec.accessModes),
     volumeMode: spec.volumeMode ?? 'Filesystem',
+    volumeAttributesClassName: spec.volumeAttributesClassName ?? '',
     labels: strMap(meta.labels),
     nodeAffinity: terms(spec.nodeAffinity?.required?.nodeSelectorTerms),
     deleting: Boolean(meta.deletionTimestamp),

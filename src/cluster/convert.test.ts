@@ -90,6 +90,38 @@ describe('toPodInfo', () => {
   });
 });
 
+describe('toPodInfo: terminatingByPreemption', () => {
+  const preempted = { type: 'DisruptionTarget', status: 'True', reason: 'PreemptionByScheduler' };
+  it.each([
+    { name: 'deleted by a preemption', deleting: true, conditions: [preempted], want: true },
+    { name: 'marked but not yet deleted', deleting: false, conditions: [preempted], want: undefined },
+    { name: 'deleted by something else', deleting: true, conditions: [], want: undefined },
+    {
+      name: 'evicted through the Eviction API',
+      deleting: true,
+      conditions: [{ ...preempted, reason: 'EvictionByEvictionAPI' }],
+      want: undefined,
+    },
+    {
+      name: 'the condition False',
+      deleting: true,
+      conditions: [{ ...preempted, status: 'False' }],
+      want: undefined,
+    },
+  ])('$name', ({ deleting, conditions, want }) => {
+    const p = toPodInfo({
+      metadata: {
+        name: 'p',
+        namespace: 'ns',
+        ...(deleting ? { deletionTimestamp: '2026-12-07T00:00:00Z' } : {}),
+      },
+      spec: { nodeName: 'n1', containers: [{ name: 'c' }] },
+      status: { phase: 'Running', conditions },
+    });
+    expect(p.terminatingByPreemption).toBe(want);
+  });
+});
+
 describe('toNodeInfo', () => {
   it('reads readiness, taints and allocatable (capacity when allocatable is absent)', () => {
     const n = toNodeInfo({

@@ -74,6 +74,7 @@ export function toNodeInfo(node: Json): NodeInfo {
     allocatable: resources(node?.status?.allocatable ?? node?.status?.capacity),
     allocatableResources: toResourceList(node?.status?.allocatable ?? node?.status?.capacity),
     images: images(node?.status?.images),
+    declaredFeatures: strings(node?.status?.declaredFeatures),
     creationTimestamp: isoTime(node?.metadata?.creationTimestamp),
   };
 }
@@ -210,6 +211,32 @@ function podVolumes(podName: string, spec: Json): PodVolume[] {
   return out.length ? out : none();
 }
 
+/**
+ * The node features a pod needs to run, as component-helpers' nodedeclaredfeatures infers them for
+ * scheduling (v1.36): RestartAllContainersOnContainerExits for a container or init container with a
+ * restartPolicyRules action RestartAllContainers; UserNamespacesHostNetworkSupport for hostNetwork with
+ * hostUsers false. (Its other features concern pod updates, not placement.)
+ */
+function requiredFeatures(spec: Json): string[] | undefined {
+  const out: string[] = [];
+  const containers = [...((spec?.containers ?? []) as Json[]), ...((spec?.initContainers ?? []) as Json[])];
+  const restartsAll = containers.some(
+    (c) =>
+      Array.isArray(c?.restartPolicyRules) &&
+      (c.restartPolicyRules as Json[]).some((r) => r?.action === 'RestartAllContainers'),
+  );
+  if (restartsAll) out.push('RestartAllContainersOnContainerExits');
+  if (spec?.hostNetwork === true && spec?.hostUsers === false) out.push('UserNamespacesHostNetworkSupport');
+  return out.length > 0 ? out : undefined;
+}
+
+/** upstream's podTerminatingByPreemption, less the deletion: the first DisruptionTarget condition decides. */
+function disruptedByPreemption(conditions: Json): boolean {
+  if (!Array.isArray(conditions)) return false;
+  const target = (conditions as Json[]).find((c) => c?.type === 'DisruptionTarget');
+  return target?.status === 'True' && target?.reason === 'PreemptionByScheduler';
+}
+
 /** The references of image volumes (KEP-4639), or undefined when the pod has none. */
 function volumeImages(spec: Json): string[] | undefined {
   const out: string[] = [];
@@ -281,6 +308,10 @@ export function toPodInfo(pod: Json): PodInfo {
     preemptionPolicy: String(spec.preemptionPolicy ?? 'PreemptLowerPriority'),
     creationTimestamp: isoTime(meta.creationTimestamp),
   };
+  if (meta.deletionTimestamp && disruptedByPreemption(pod?.status?.conditions))
+    info.terminatingByPreemption = true;
+  const features = requiredFeatures(spec);
+  if (features) info.requiredFeatures = features;
   const imageVolumes = volumeImages(spec);
   if (imageVolumes) info.volumeImages = imageVolumes;
   const podAffinity = affinityRules(affinity.podAffinity);

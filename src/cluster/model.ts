@@ -75,6 +75,8 @@ export interface NodeInfo {
   /** Every allocatable resource (cpu, memory, pods, ephemeral-storage, hugepages-*, extended ones). */
   allocatableResources: ResourceList;
   images: NodeImage[];
+  /** status.declaredFeatures: the features the node's kubelet declares (NodeDeclaredFeatures). */
+  declaredFeatures: string[];
   creationTimestamp: string;
 }
 
@@ -163,6 +165,11 @@ export interface PodInfo {
   /** Succeeded/Failed pods no longer count against a node. */
   terminal: boolean;
   deleting: boolean;
+  /**
+   * Being deleted by a scheduler's preemption (its DisruptionTarget condition is True with reason
+   * PreemptionByScheduler): a preemptor nominated to its node waits for it rather than preempting again.
+   */
+  terminatingByPreemption?: true;
   nodeSelector: Record<string, string>;
   requiredNodeAffinity: NodeSelectorTerm[];
   preferredNodeAffinity: PreferredSchedulingTerm[];
@@ -182,6 +189,11 @@ export interface PodInfo {
   hasResourceClaims: boolean;
   /** Container images (init containers included), for ImageLocality. */
   images: string[];
+  /**
+   * Node features the pod needs (NodeDeclaredFeatures' inference for scheduling): a container restart rule
+   * that restarts all containers, host network in a user namespace. Absent: none.
+   */
+  requiredFeatures?: string[];
   /** Image volumes' references (spec.volumes[].image.reference), which ImageLocality counts too; absent: none. */
   volumeImages?: string[];
   /** status.nominatedNodeName: where preemption made room for this pod. */
@@ -232,6 +244,8 @@ export interface ClaimInfo {
   requestBytes: number;
   selector?: LabelSelector;
   volumeMode: string;
+  /** spec.volumeAttributesClassName ('' = none): a PV must name the same class to bind it. */
+  volumeAttributesClassName: string;
   annotations: Record<string, string>;
   deleting: boolean;
 }
@@ -244,10 +258,13 @@ export interface VolumeInfo {
   /** Available / Bound / Released / Failed / Pending. */
   phase: string;
   claimRef?: { namespace: string; name: string; uid: string };
+  /** The beta annotation volume.beta.kubernetes.io/storage-class if set, else spec.storageClassName. */
   storageClassName: string;
   capacityBytes: number;
   accessModes: string[];
   volumeMode: string;
+  /** spec.volumeAttributesClassName ('' = none). */
+  volumeAttributesClassName: string;
   labels: Record<string, string>;
   /** spec.nodeAffinity.required.nodeSelectorTerms (empty: any node). */
   nodeAffinity: NodeSelectorTerm[];

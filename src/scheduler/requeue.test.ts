@@ -13,6 +13,18 @@ describe('nodeChangeMatters', () => {
     ['taint removed', node('n', { taints: [{ key: 'x', effect: 'NoSchedule' }] }), node('n'), true],
     ['label added', base, node('n', { labels: { zone: 'a', disk: 'ssd' } }), true],
     ['allocatable grew', node('n', { cpu: '4' }), node('n', { cpu: '8' }), true],
+    [
+      'an extended resource appeared',
+      base,
+      { ...base, allocatableResources: { ...base.allocatableResources, 'example.com/gpu': 2 } },
+      true,
+    ],
+    [
+      'the kubelet declares a feature',
+      base,
+      { ...base, declaredFeatures: ['RestartAllContainersOnContainerExits'] },
+      true,
+    ],
   ])('%s → %s', (_what, old, next, want) => {
     expect(nodeChangeMatters(old, next)).toBe(want);
   });

@@ -18,7 +18,10 @@ export function nodeChangeMatters(old: NodeInfo | undefined, next: NodeInfo | un
     old.unschedulable !== next.unschedulable ||
     !sameJson(old.taints, next.taints) ||
     !sameJson(old.labels, next.labels) ||
-    !sameJson(old.allocatable, next.allocatable)
+    // Every allocatable resource (an extended one or hugepages can make room too), and the features the
+    // kubelet declares (NodeDeclaredFeatures: an upgraded kubelet can take pods it could not).
+    !sameJson(old.allocatableResources, next.allocatableResources) ||
+    !sameJson(old.declaredFeatures, next.declaredFeatures)
   );
 }
 

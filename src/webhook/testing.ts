@@ -16,6 +16,7 @@ export function webhookNode(name: string, labels: Record<string, string> = {}): 
     allocatable: { cpuMilli: 4000, memoryBytes: 1, pods: 110 },
     allocatableResources: {},
     images: [],
+    declaredFeatures: [],
     creationTimestamp: '',
   };
 }

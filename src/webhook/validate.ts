@@ -37,6 +37,7 @@ function unknownNode(name: string): NodeInfo {
     allocatable: { cpuMilli: 0, memoryBytes: 0, pods: 0 },
     allocatableResources: {},
     images: [],
+    declaredFeatures: [],
     creationTimestamp: '',
   };
 }

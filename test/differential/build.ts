@@ -26,6 +26,8 @@ export interface NodeOpts {
   /** Further allocatable entries (ephemeral-storage, hugepages-2Mi, example.com/gpu ...). */
   extra?: Record<string, string>;
   unschedulable?: boolean;
+  /** status.declaredFeatures. */
+  declaredFeatures?: string[];
 }
 
 export function node(name: string, o: NodeOpts = {}): NodeDef {
@@ -34,6 +36,7 @@ export function node(name: string, o: NodeOpts = {}): NodeDef {
     ...(o.labels ? { labels: o.labels } : {}),
     ...(o.taints ? { taints: o.taints } : {}),
     ...(o.unschedulable ? { unschedulable: true } : {}),
+    ...(o.declaredFeatures ? { declaredFeatures: o.declaredFeatures } : {}),
     allocatable: {
       cpu: o.cpu ?? '4',
       memory: o.memory ?? '8Gi',

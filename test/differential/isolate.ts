@@ -257,7 +257,11 @@ export function planRun(scenario: Scenario, engine: Engine, runId: string): RunP
         ...(n.taints ? { taints: n.taints } : {}),
         ...(n.unschedulable ? { unschedulable: true } : {}),
       },
-      status: { capacity: { ...allocatable }, allocatable: { ...allocatable } },
+      status: {
+        capacity: { ...allocatable },
+        allocatable: { ...allocatable },
+        ...(n.declaredFeatures ? { declaredFeatures: [...n.declaredFeatures] } : {}),
+      },
     };
   });
   const logical = new Map(scenario.nodes.map((n) => [iso.node(n.name), n.name]));

@@ -149,13 +149,15 @@ class Run {
   private async createNode(body: V1Node): Promise<void> {
     const name = body.metadata?.name as string;
     const created = await this.core.createNode({ body });
-    if (JSON.stringify(created.status?.allocatable) === JSON.stringify(body.status?.allocatable)) return;
+    const statusOf = (n: V1Node) => JSON.stringify([n.status?.allocatable, n.status?.declaredFeatures ?? []]);
+    if (statusOf(created) === statusOf(body)) return;
     for (let attempt = 0; ; attempt++) {
       const current = await this.core.readNodeStatus({ name });
       current.status = {
         ...current.status,
         capacity: body.status?.capacity,
         allocatable: body.status?.allocatable,
+        ...(body.status?.declaredFeatures ? { declaredFeatures: body.status.declaredFeatures } : {}),
       };
       try {
         await this.core.replaceNodeStatus({ name, body: current });

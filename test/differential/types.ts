@@ -28,6 +28,8 @@ export interface NodeDef {
   allocatable?: Record<string, string>;
   /** spec.unschedulable (cordoned). */
   unschedulable?: boolean;
+  /** status.declaredFeatures (NodeDeclaredFeatures): what the node's kubelet says it supports. */
+  declaredFeatures?: string[];
 }
 
 export interface NamespaceDef {

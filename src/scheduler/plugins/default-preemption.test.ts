@@ -279,8 +279,19 @@ const cases: Case[] = [
   {
     name: 'already nominated with a victim still terminating: wait, nominate nothing new',
     preemptor: pending('p', '2', 100, { nominatedNodeName: 'n1' }),
-    world: { nodes: [n2cpu('n1')], pods: [bound('going', 'n1', '2', 1, { deleting: true })] },
+    world: {
+      nodes: [n2cpu('n1')],
+      pods: [bound('going', 'n1', '2', 1, { deleting: true, terminatingByPreemption: true })],
+    },
     message: 'preemption: not eligible due to a terminating pod on the nominated node.',
+  },
+  {
+    // upstream's podTerminatingByPreemption: only a pod deleted with DisruptionTarget=PreemptionByScheduler.
+    name: 'nominated, and a lower-priority pod there is deleted by something else (a rollout): preempt again',
+    preemptor: pending('p', '2', 100, { nominatedNodeName: 'n1' }),
+    world: { nodes: [n2cpu('n1')], pods: [bound('rolled', 'n1', '2', 1, { deleting: true })] },
+    node: 'n1',
+    victims: ['rolled'],
   },
 ];
 

@@ -126,11 +126,13 @@ export function defaultPreemption(
       if (pod.preemptionPolicy === 'Never') return notEligible('not eligible due to preemptionPolicy=Never.');
       const nominated = ctx.nominated?.nodeOf(podKey(pod)) || pod.nominatedNodeName;
       const onNominated = nominated ? ctx.snapshot.get(nominated) : undefined;
-      // Still possible there (not unresolvable) while a victim is terminating: wait for it to go.
+      // Still possible there (not unresolvable) while a victim of a preemption is terminating: wait for it
+      // to go. Only a preemption's victim (upstream's podTerminatingByPreemption): a lower-priority pod a
+      // rollout is deleting frees nothing this pod was promised, so it may preempt again.
       const waiting =
         onNominated &&
         (failed.get(onNominated.name) ?? []).every((r) => resolvableByEviction(r, onNominated) === 'yes') &&
-        [...onNominated.pods.values()].some((q) => q.deleting && q.priority < pod.priority);
+        [...onNominated.pods.values()].some((q) => q.terminatingByPreemption && q.priority < pod.priority);
       if (waiting) return notEligible('not eligible due to a terminating pod on the nominated node.');
 
       const statuses = new Map<string, string[]>();

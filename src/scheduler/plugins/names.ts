@@ -16,6 +16,7 @@ export const PLUGIN = {
   NodeVolumeLimits: 'NodeVolumeLimits',
   VolumeBinding: 'VolumeBinding',
   VolumeZone: 'VolumeZone',
+  NodeDeclaredFeatures: 'NodeDeclaredFeatures',
   DefaultPreemption: 'DefaultPreemption',
   DefaultBinder: 'DefaultBinder',
   NodeLoadRules: 'NodeLoadRules',

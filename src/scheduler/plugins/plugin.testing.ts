@@ -37,6 +37,8 @@ export interface SpecNode {
   taints?: { key: string; value?: string; effect: string }[];
   images?: { names: string[]; sizeBytes: number }[];
   unschedulable?: boolean;
+  /** status.declaredFeatures. */
+  declaredFeatures?: string[];
 }
 
 /** A node; allocatable defaults to 4 cpu, 8Gi memory, 110 pods (a given map replaces it entirely). */
@@ -49,6 +51,7 @@ export function specNode(name: string, o: SpecNode = {}): NodeInfo {
       capacity: allocatable,
       allocatable,
       images: o.images,
+      ...(o.declaredFeatures ? { declaredFeatures: o.declaredFeatures } : {}),
       conditions: [{ type: 'Ready', status: 'True' }],
     },
   });

@@ -84,6 +84,8 @@ export function findMatchingVolume(
     if (pv.claimRef && !sameClaim(pv, claim)) continue;
     if (pv.capacityBytes < claim.requestBytes) continue;
     if ((pv.volumeMode || 'Filesystem') !== (claim.volumeMode || 'Filesystem')) continue;
+    // VolumeAttributesClass (GA): the PV controller binds only a PV of the claim's class, pre-bound or not.
+    if (pv.volumeAttributesClassName !== claim.volumeAttributesClassName) continue;
     if (pv.deleting) continue;
     const fits = volumeFitsNode(pv, node);
     if (sameClaim(pv, claim)) return fits ? pv : undefined;

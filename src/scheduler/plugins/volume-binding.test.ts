@@ -228,6 +228,43 @@ const cases: Case[] = [
     chosen: 'pv-fast→data',
   },
   {
+    name: 'VolumeAttributesClass: only a PV of the claim’s class, however small the others',
+    claims: [data({ vac: 'fast' })],
+    pvs: [pv('pv-none'), pv('pv-slow', { vac: 'slow' }), pv('pv-fast', { capacity: '5Gi', vac: 'fast' })],
+    p: pod('p', ['data']),
+    want: each('a b c', 'ok'),
+    chosen: 'pv-fast→data',
+  },
+  {
+    name: 'VolumeAttributesClass: a claim without one does not take a PV that has one',
+    claims: [data()],
+    pvs: [pv('pv-fast', { vac: 'fast' })],
+    p: pod('p', ['data']),
+    want: each('a b c', ERR_BIND_CONFLICT),
+  },
+  {
+    name: 'VolumeAttributesClass: a PV pre-bound to the claim but of another class is passed over',
+    claims: [data({ vac: 'fast' })],
+    pvs: [
+      pv('pv-mine', { claimRef: 'data', phase: 'Available', vac: 'slow' }),
+      pv('pv-fast', { capacity: '5Gi', vac: 'fast' }),
+    ],
+    p: pod('p', ['data']),
+    want: each('a b c', 'ok'),
+    chosen: 'pv-fast→data',
+  },
+  {
+    name: 'a PV’s legacy volume.beta.kubernetes.io/storage-class annotation names its class before the spec',
+    claims: [data()],
+    pvs: [
+      pv('pv-gold', { betaClass: 'gold' }),
+      pv('pv-legacy', { capacity: '5Gi', class: 'other', betaClass: 'wffc' }),
+    ],
+    p: pod('p', ['data']),
+    want: each('a b c', 'ok'),
+    chosen: 'pv-legacy→data',
+  },
+  {
     name: 'two claims get two PVs',
     claims: [claim('one'), claim('two', { request: '2Gi' })],
     pvs: [pv('pv-2g', { capacity: '2Gi' }), pv('pv-3g', { capacity: '3Gi' })],

@@ -76,6 +76,8 @@ export interface ClaimOpts {
   phase?: string;
   selector?: Json;
   volumeMode?: string;
+  /** spec.volumeAttributesClassName. */
+  vac?: string;
   deleting?: boolean;
   rv?: string;
 }
@@ -100,6 +102,7 @@ export function claim(name: string, o: ClaimOpts = {}): ClaimInfo {
       volumeName: o.volumeName,
       selector: o.selector,
       volumeMode: o.volumeMode,
+      volumeAttributesClassName: o.vac,
     },
     status: { phase: o.phase ?? (o.bound ? 'Bound' : 'Pending') },
   });
@@ -119,6 +122,10 @@ export interface PvOpts {
   terms?: Json[];
   csi?: { driver: string; handle?: string };
   volumeMode?: string;
+  /** spec.volumeAttributesClassName. */
+  vac?: string;
+  /** The legacy volume.beta.kubernetes.io/storage-class annotation. */
+  betaClass?: string;
   deleting?: boolean;
   rv?: string;
 }
@@ -134,10 +141,12 @@ export function pv(name: string, o: PvOpts = {}): VolumeInfo {
       uid: `uid-${name}`,
       resourceVersion: o.rv ?? '20',
       labels: o.labels,
+      ...(o.betaClass ? { annotations: { 'volume.beta.kubernetes.io/storage-class': o.betaClass } } : {}),
       ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
     },
     spec: {
       storageClassName: o.class ?? 'wffc',
+      volumeAttributesClassName: o.vac,
       capacity: { storage: o.capacity ?? '1Gi' },
       accessModes: o.modes ?? ['ReadWriteOnce'],
       volumeMode: o.volumeMode,

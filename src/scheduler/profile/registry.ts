@@ -15,6 +15,7 @@ import { interPodAffinity } from '../plugins/inter-pod-affinity.js';
 import { loadAware } from '../plugins/load-aware.js';
 import { PLUGIN } from '../plugins/names.js';
 import { type NodeAffinityArgs, nodeAffinity } from '../plugins/node-affinity.js';
+import { nodeDeclaredFeatures } from '../plugins/node-declared-features.js';
 import { nodeLoadRules } from '../plugins/node-load-rules.js';
 import { nodeName } from '../plugins/node-name.js';
 import { nodePorts } from '../plugins/node-ports.js';
@@ -75,6 +76,7 @@ export const PLUGIN_FACTORIES: Readonly<Record<string, Factory>> = {
   [PLUGIN.NodeResourcesBalancedAllocation]: (a) =>
     balancedAllocation(a?.resources?.map((r: { name: string }) => r.name)),
   [PLUGIN.ImageLocality]: () => imageLocality(),
+  [PLUGIN.NodeDeclaredFeatures]: () => nodeDeclaredFeatures(),
   [PLUGIN.NodeLoadRules]: () => nodeLoadRules(),
   [PLUGIN.BurstGuard]: (_a, deps) =>
     burstGuard({ placements: deps.placements, ...(deps.burst ? { limit: deps.burst } : {}) }),
@@ -105,6 +107,9 @@ export const DEFAULT_PLUGINS: readonly { name: string; weight?: number }[] = [
   { name: PLUGIN.InterPodAffinity, weight: 2 },
   { name: PLUGIN.NodeResourcesBalancedAllocation, weight: 1 },
   { name: PLUGIN.ImageLocality, weight: 1 },
+  // Appended by upstream's applyFeatureGates (NodeDeclaredFeatures, beta and on in v1.36): its Filter
+  // runs after every other upstream filter.
+  { name: PLUGIN.NodeDeclaredFeatures },
   { name: PLUGIN.NodeLoadRules },
   { name: PLUGIN.BurstGuard },
   { name: PLUGIN.LoadAware, weight: 5 },

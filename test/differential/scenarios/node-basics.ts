@@ -1,5 +1,5 @@
 // NodeUnschedulable, NodeName and TaintToleration.
-import { cpu, node, pod, taint, toleration } from '../build.js';
+import { container, cpu, node, pod, taint, toleration } from '../build.js';
 import type { Scenario } from '../types.js';
 
 const UNSCHEDULABLE = 'node.kubernetes.io/unschedulable';
@@ -125,4 +125,30 @@ export const nodeBasicsScenarios: Scenario[] = [
     ],
     expect: { unschedulable: ['on-n2'], placements: { 'on-n1': ['n1'] } },
   },
+  {
+    name: 'a pod needing a node feature goes only where the kubelet declares it',
+    area: 'NodeDeclaredFeatures',
+    description:
+      'A container whose restart rule restarts all containers needs RestartAllContainersOnContainerExits in ' +
+      'status.declaredFeatures (v1.36 default profile): n-new declares it, n-old does not. One such pod lands on ' +
+      'n-new; one pinned to n-old is Unschedulable there.',
+    orderIndependent: true,
+    nodes: [node('n-old'), node('n-new', { declaredFeatures: ['RestartAllContainersOnContainerExits'] })],
+    pods: [
+      pod('restarts-all', { spec: { containers: [restartsAll()] } }),
+      pod('restarts-all-on-old', {
+        spec: { containers: [restartsAll()], nodeSelector: { 'kubernetes.io/hostname': 'n-old' } },
+      }),
+    ],
+    expect: { unschedulable: ['restarts-all-on-old'], placements: { 'restarts-all': ['n-new'] } },
+  },
 ];
+
+/** A container that restarts all of the pod's containers when it exits with 42 (KEP-5532). */
+function restartsAll() {
+  return {
+    ...container('app'),
+    restartPolicy: 'Never',
+    restartPolicyRules: [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [42] } }],
+  };
+}
