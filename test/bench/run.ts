@@ -38,12 +38,49 @@ function summary(reports: BenchReport[]): string {
   return markdownTable(['metric', 'anchor', 'nodeload ÷ anchor', ''], rows);
 }
 
+/** How many benches a full run makes (the calls to `bench` in main). */
+const BENCH_COUNT = 9;
+
+/**
+ * RESULTS.md for the benches done so far. Written after each one, so a run cut short (the full run is over
+ * an hour on 2 cores) still leaves what it measured; the header says how many of the benches it holds.
+ */
+function report(
+  machine: ReturnType<typeof machineInfo>,
+  started: number,
+  reports: BenchReport[],
+  failures: string[],
+  done: number,
+): string {
+  const minutes = ((Date.now() - started) / 60_000).toFixed(1);
+  const load = machine.loadAverage.map((l) => l.toFixed(1)).join(' / ');
+  const partial =
+    done < BENCH_COUNT
+      ? `\n\n**Partial: ${done} of ${BENCH_COUNT} benches done when this was written** (the run was still going or was stopped).`
+      : '';
+  return `# nodeload benchmarks
+
+Measured ${machine.date.slice(0, 16).replace('T', ' ')} UTC with \`npm run bench\` (${minutes} min) on ${machine.cpus} CPUs
+(${machine.cpuModel}), ${machine.memoryGiB.toFixed(1)} GiB RAM, Node ${machine.node}; load average at the start
+(1 / 5 / 15 min): ${load}. Everything ran on this one machine over 127.0.0.1: a private control plane (etcd,
+kube-apiserver, kube-controller-manager, kube-scheduler, KWOK), the servers under test and the load generators, so
+absolute figures move with whatever else the box runs; the ratios, taken from alternating or back-to-back runs on
+the same cluster, are the figures to compare across runs.${partial}
+
+## Summary: nodeload as a ratio of its anchors
+
+${summary(reports)}
+
+${reports.map(renderReport).join('\n')}${failures.length ? `\n## Benches that failed in this run\n\n${failures.map((f) => `- ${f}`).join('\n')}\n` : ''}`;
+}
+
 async function main(): Promise<void> {
   const machine = machineInfo();
   const started = Date.now();
   const cluster = await acquireCluster({ scheduler: true });
   const reports: BenchReport[] = [];
   const failures: string[] = [];
+  let done = 0;
   // One bench failing must not cost the others' figures: it is reported, the rest go on.
   const bench = async (name: string, run: () => Promise<BenchReport>) => {
     log(name);
@@ -53,6 +90,8 @@ async function main(): Promise<void> {
       log(`${name} failed: ${String(err)}`);
       failures.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
     }
+    done++;
+    if (done < BENCH_COUNT) await writeFile(OUT, report(machine, started, reports, failures, done));
   };
   try {
     // Smallest cluster first: the benches add KWOK nodes and never remove them (every scheduler sees them all).
@@ -79,22 +118,7 @@ async function main(): Promise<void> {
     runQualityBench({ nodes: 1000, pods: 3000, churnSeconds: 600, factor: 0.8 }),
   );
   if (failures.length) process.exitCode = 1;
-  const minutes = ((Date.now() - started) / 60_000).toFixed(1);
-  const load = machine.loadAverage.map((l) => l.toFixed(1)).join(' / ');
-  const markdown = `# nodeload benchmarks
-
-Measured ${machine.date.slice(0, 16).replace('T', ' ')} UTC with \`npm run bench\` (${minutes} min) on ${machine.cpus} CPUs
-(${machine.cpuModel}), ${machine.memoryGiB.toFixed(1)} GiB RAM, Node ${machine.node}; load average at the start
-(1 / 5 / 15 min): ${load}. Everything ran on this one machine over 127.0.0.1: a private control plane (etcd,
-kube-apiserver, kube-controller-manager, kube-scheduler, KWOK), the servers under test and the load generators, so
-absolute figures move with whatever else the box runs; the ratios, taken from alternating or back-to-back runs on
-the same cluster, are the figures to compare across runs.
-
-## Summary: nodeload as a ratio of its anchors
-
-${summary(reports)}
-
-${reports.map(renderReport).join('\n')}${failures.length ? `\n## Benches that failed in this run\n\n${failures.map((f) => `- ${f}`).join('\n')}\n` : ''}`;
+  const markdown = report(machine, started, reports, failures, done);
   await writeFile(OUT, markdown);
   console.log(markdown);
   log(`wrote ${OUT}`);
