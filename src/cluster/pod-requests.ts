@@ -41,17 +41,23 @@ interface ResizeState {
   byName: Map<string, Json>;
 }
 
-/** undefined when no container status reports resources (a pending pod, or a node agent without them). */
+/**
+ * undefined when no status reports resources (a pending pod, or a node agent without them): every pod
+ * event goes through here, and the common one allocates nothing.
+ */
 function resizeState(status: Json): ResizeState | undefined {
-  const byName = new Map<string, Json>();
+  let byName: Map<string, Json> | undefined;
   for (const list of [status?.containerStatuses, status?.initContainerStatuses]) {
     if (!Array.isArray(list)) continue;
-    for (const cs of list as Json[])
-      if (cs?.resources && typeof cs.name === 'string') byName.set(cs.name, cs);
+    for (const cs of list as Json[]) {
+      if (!cs?.resources || typeof cs.name !== 'string') continue;
+      if (!byName) byName = new Map();
+      byName.set(cs.name, cs);
+    }
   }
-  if (byName.size === 0 && !status?.resources) return undefined;
+  if (!byName && !status?.resources) return undefined;
   const pending = ((status?.conditions ?? []) as Json[]).find((c) => c?.type === 'PodResizePending');
-  return { infeasible: pending?.reason === 'Infeasible', byName };
+  return { infeasible: pending?.reason === 'Infeasible', byName: byName ?? new Map() };
 }
 
 /** upstream's determineEffectiveRequests: max(spec, actuated, allocated), or without spec if Infeasible. */
@@ -68,7 +74,7 @@ function containerRequests(
   resize: ResizeState | undefined,
 ): ResourceList {
   const own = toResourceList(c?.resources?.[field]);
-  const cs = field === 'requests' ? resize?.byName.get(c?.name) : undefined;
+  const cs = resize?.byName.get(c?.name);
   if (!cs || !resize) return own;
   return effective(own, cs.resources?.requests, cs.allocatedResources, resize.infeasible);
 }
@@ -97,12 +103,14 @@ export function podResourceList(spec: Json, field: 'requests' | 'limits', status
     }
   }
   maxInto(total, initPeak);
-  let podLevel = toResourceList(spec?.resources?.[field]);
-  if (resize && status?.resources && Object.keys(podLevel).length > 0)
-    podLevel = effective(podLevel, status.resources.requests, status.allocatedResources, resize.infeasible);
-  const specPodLevel = spec?.resources?.[field] ?? {};
-  for (const name in podLevel)
-    if (podLevelResource(name) && name in specPodLevel) total[name] = podLevel[name] as number;
+  // Pod-level figures replace the containers' for the resources the spec names (upstream's loop over
+  // spec.resources.requests, each taking its effective value; a name the status lacks counts 0).
+  const specPodLevel = toResourceList(spec?.resources?.[field]);
+  const podLevel =
+    resize && status?.resources
+      ? effective(specPodLevel, status.resources.requests, status.allocatedResources, resize.infeasible)
+      : specPodLevel;
+  for (const name in specPodLevel) if (podLevelResource(name)) total[name] = podLevel[name] ?? 0;
   if (field === 'requests' && spec?.overhead) addInto(total, toResourceList(spec.overhead));
   for (const name in total) if (total[name] === 0) delete total[name];
   return total;
