@@ -14,8 +14,10 @@ import { toNamespaceInfo, toNodeInfo, toPodInfo } from './convert.js';
 import {
   toClaimInfo,
   toCsiNodeInfo,
+  toDeviceClassInfo,
   toDisruptionBudgetInfo,
   toStorageClassInfo,
+  toVolumeAttachmentInfo,
   toVolumeInfo,
 } from './convert-storage.js';
 import {
@@ -32,12 +34,14 @@ import { NodeMetricsGate } from './metrics-poll.js';
 import type {
   ClaimInfo,
   CsiNodeInfo,
+  DeviceClassInfo,
   DisruptionBudgetInfo,
   NamespaceInfo,
   NodeInfo,
   NodeMetricsInfo,
   PodInfo,
   StorageClassInfo,
+  VolumeAttachmentInfo,
   VolumeInfo,
 } from './model.js';
 import { podKey } from './model.js';
@@ -86,8 +90,9 @@ export interface ClusterCacheOptions<R extends NamespacedObject = NamespacedObje
   metricsPollSeconds?: number;
   discoveryIntervalSeconds?: number;
   /**
-   * Also watch PVCs, PVs, StorageClasses, CSINodes and PodDisruptionBudgets (the scheduler's volume and
-   * preemption plugins read them). Default false.
+   * Also watch PVCs, PVs, StorageClasses, CSINodes, VolumeAttachments and PodDisruptionBudgets (the
+   * scheduler's volume and preemption plugins read them) and DeviceClasses (the webhook's gate). Default
+   * false.
    */
   storage?: boolean;
   /** Replaces the informers (unit tests drive the handlers directly). */
@@ -111,6 +116,8 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
   private readonly volumeMap = new Map<string, VolumeInfo>();
   private readonly storageClassMap = new Map<string, StorageClassInfo>();
   private readonly csiNodeMap = new Map<string, CsiNodeInfo>();
+  private readonly attachmentMap = new Map<string, VolumeAttachmentInfo>();
+  private readonly deviceClassMap = new Map<string, DeviceClassInfo>();
   private readonly budgetMap = new Map<string, DisruptionBudgetInfo>();
 
   private readonly log: Logger;
@@ -182,6 +189,14 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
 
   get csiNodes(): ReadonlyMap<string, CsiNodeInfo> {
     return this.csiNodeMap;
+  }
+
+  get volumeAttachments(): ReadonlyMap<string, VolumeAttachmentInfo> {
+    return this.attachmentMap;
+  }
+
+  get deviceClasses(): ReadonlyMap<string, DeviceClassInfo> {
+    return this.deviceClassMap;
   }
 
   /** PodDisruptionBudgets by namespace/name (storage: true). */
@@ -267,6 +282,14 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
         ],
         [this.spec('csinodes'), this.store('csiNode', this.csiNodeMap, toCsiNodeInfo, nameKey)],
         [
+          this.spec('volumeattachments'),
+          this.store('volumeAttachment', this.attachmentMap, toVolumeAttachmentInfo, nameKey),
+        ],
+        [
+          this.spec('deviceclasses'),
+          this.store('deviceClass', this.deviceClassMap, toDeviceClassInfo, nameKey),
+        ],
+        [
           this.spec('poddisruptionbudgets'),
           this.store('disruptionBudget', this.budgetMap, toDisruptionBudgetInfo, nsKey),
         ],
@@ -278,7 +301,8 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
       informer.start();
     }
     const firstMetricsRound = this.metricsGate.start();
-    void Promise.all([...[...this.informers.values()].map((i) => i.synced), firstMetricsRound]).then(() => {
+    const awaited = [...this.informers].filter(([name]) => !SYNC_OPTIONAL.has(name)).map(([, i]) => i.synced);
+    void Promise.all([...awaited, firstMetricsRound]).then(() => {
       if (this.state !== 'running') return;
       this.readyFlag = true;
       this.log.info(
@@ -397,7 +421,16 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
   // ---- wiring ----
 
   /** Handlers keeping one plain-data map of a kind, with one change event per real change. */
-  private store<K extends 'claim' | 'volume' | 'storageClass' | 'csiNode' | 'disruptionBudget'>(
+  private store<
+    K extends
+      | 'claim'
+      | 'volume'
+      | 'storageClass'
+      | 'csiNode'
+      | 'volumeAttachment'
+      | 'deviceClass'
+      | 'disruptionBudget',
+  >(
     topic: K,
     map: Map<string, NonNullable<ClusterTopics<R>[K]['new']>>,
     convert: (raw: KubeObject) => NonNullable<ClusterTopics<R>[K]['new']>,
@@ -452,6 +485,12 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
       );
   }
 }
+
+/**
+ * Kinds readiness does not wait for: resource.k8s.io/v1 is served from Kubernetes 1.34 and the gateway
+ * supports 1.30 (until DeviceClasses list, the webhook's gate sees none and steers as before).
+ */
+const SYNC_OPTIONAL: ReadonlySet<ResourceName> = new Set(['deviceclasses']);
 
 function nsKey(o: { namespace?: string; name: string }): string {
   return `${o.namespace ?? ''}/${o.name}`;

@@ -1,15 +1,18 @@
 /**
  * Storage and policy API objects → the plain data the scheduler's volume and preemption plugins read:
- * PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, PodDisruptionBudgets. Like
+ * PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, VolumeAttachments,
+ * PodDisruptionBudgets; and DeviceClasses, which the webhook's gate reads. Like
  * convert.ts, every accessor tolerates both typed-client classes and raw JSON.
  */
 import type {
   ClaimInfo,
   CsiNodeInfo,
+  DeviceClassInfo,
   DisruptionBudgetInfo,
   LabelSelector,
   NodeSelectorTerm,
   StorageClassInfo,
+  VolumeAttachmentInfo,
   VolumeInfo,
 } from './model.js';
 import { bytes } from './quantity.js';
@@ -141,6 +144,33 @@ export function toCsiNodeInfo(o: Json): CsiNodeInfo {
         : { name: String(d?.name ?? '') };
     }),
   };
+}
+
+export function toVolumeAttachmentInfo(o: Json): VolumeAttachmentInfo {
+  const meta = o?.metadata ?? {};
+  const spec = o?.spec ?? {};
+  const va: VolumeAttachmentInfo = {
+    name: meta.name ?? '',
+    resourceVersion: meta.resourceVersion ?? '',
+    nodeName: String(spec.nodeName ?? ''),
+    attacher: String(spec.attacher ?? ''),
+  };
+  const pv = spec.source?.persistentVolumeName;
+  if (typeof pv === 'string' && pv) va.persistentVolumeName = pv;
+  return va;
+}
+
+export function toDeviceClassInfo(o: Json): DeviceClassInfo {
+  const meta = o?.metadata ?? {};
+  const created = meta.creationTimestamp ? new Date(meta.creationTimestamp).getTime() : 0;
+  const dc: DeviceClassInfo = {
+    name: meta.name ?? '',
+    resourceVersion: meta.resourceVersion ?? '',
+    createdAt: Number.isFinite(created) ? created : 0,
+  };
+  const ext = o?.spec?.extendedResourceName;
+  if (typeof ext === 'string' && ext) dc.extendedResourceName = ext;
+  return dc;
 }
 
 export function toDisruptionBudgetInfo(o: Json): DisruptionBudgetInfo {

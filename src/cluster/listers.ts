@@ -7,6 +7,7 @@ import {
   CustomObjectsApi,
   type KubeConfig,
   PolicyV1Api,
+  ResourceV1Api,
   StorageV1Api,
 } from '@kubernetes/client-node';
 import type { ListFn, ListResult } from './informer.js';
@@ -20,12 +21,17 @@ export type ResourceName =
   | 'nodemetrics'
   | StorageResourceName;
 
-/** What the volume and preemption plugins read; watched when the cache is asked for storage. */
+/**
+ * What the volume and preemption plugins (and the webhook's gate: DeviceClasses) read; watched when the
+ * cache is asked for storage.
+ */
 export type StorageResourceName =
   | 'persistentvolumeclaims'
   | 'persistentvolumes'
   | 'storageclasses'
   | 'csinodes'
+  | 'volumeattachments'
+  | 'deviceclasses'
   | 'poddisruptionbudgets';
 
 /** Where a custom resource kind lives (its conversion is the caller's business). */
@@ -43,6 +49,8 @@ const CORE_PATHS = {
   persistentvolumes: '/api/v1/persistentvolumes',
   storageclasses: '/apis/storage.k8s.io/v1/storageclasses',
   csinodes: '/apis/storage.k8s.io/v1/csinodes',
+  volumeattachments: '/apis/storage.k8s.io/v1/volumeattachments',
+  deviceclasses: '/apis/resource.k8s.io/v1/deviceclasses',
   poddisruptionbudgets: '/apis/policy/v1/poddisruptionbudgets',
   nodemetrics: '/apis/metrics.k8s.io/v1beta1/nodes',
 } as const;
@@ -87,6 +95,7 @@ export class ApiListers {
   private customClient: CustomObjectsApi | undefined;
   private storage: StorageV1Api | undefined;
   private policy: PolicyV1Api | undefined;
+  private resource: ResourceV1Api | undefined;
 
   constructor(
     private readonly kubeConfig: KubeConfig,
@@ -125,6 +134,14 @@ export class ApiListers {
       case 'csinodes':
         return () =>
           listAllPages((cont) => this.storageApi().listCSINode({ limit: PAGE_SIZE, _continue: cont }));
+      case 'deviceclasses':
+        return () =>
+          listAllPages((cont) => this.resourceApi().listDeviceClass({ limit: PAGE_SIZE, _continue: cont }));
+      case 'volumeattachments':
+        return () =>
+          listAllPages((cont) =>
+            this.storageApi().listVolumeAttachment({ limit: PAGE_SIZE, _continue: cont }),
+          );
       case 'poddisruptionbudgets':
         return () =>
           listAllPages((cont) =>
@@ -185,6 +202,11 @@ export class ApiListers {
   private policyApi(): PolicyV1Api {
     this.policy ??= this.kubeConfig.makeApiClient(PolicyV1Api);
     return this.policy;
+  }
+
+  private resourceApi(): ResourceV1Api {
+    this.resource ??= this.kubeConfig.makeApiClient(ResourceV1Api);
+    return this.resource;
   }
 
   private customApi(): CustomObjectsApi {

@@ -293,6 +293,33 @@ export interface CsiNodeInfo {
   drivers: { name: string; allocatableCount?: number }[];
 }
 
+/**
+ * VolumeAttachment: a volume attached (or being attached) to a node by a CSI driver. NodeVolumeLimits
+ * counts it against the node's limit even when no pod there uses the volume any more (a detach pending).
+ */
+export interface VolumeAttachmentInfo {
+  name: string;
+  resourceVersion: string;
+  nodeName: string;
+  /** spec.attacher: the CSI driver. */
+  attacher: string;
+  /** spec.source.persistentVolumeName; absent for an inline (migrated) volume, which is not counted. */
+  persistentVolumeName?: string;
+}
+
+/**
+ * DeviceClass (resource.k8s.io): what the webhook's gate reads to tell which extended resources Dynamic
+ * Resource Allocation serves (upstream's ExtendedResourceCache).
+ */
+export interface DeviceClassInfo {
+  name: string;
+  resourceVersion: string;
+  /** metadata.creationTimestamp in ms (0 when absent): of two classes naming one resource, the newer wins. */
+  createdAt: number;
+  /** spec.extendedResourceName. */
+  extendedResourceName?: string;
+}
+
 export interface DisruptionBudgetInfo {
   namespace: string;
   name: string;

@@ -9,12 +9,14 @@ import type { KubeObject } from './kube-object.js';
 import type {
   ClaimInfo,
   CsiNodeInfo,
+  DeviceClassInfo,
   DisruptionBudgetInfo,
   NamespaceInfo,
   NodeInfo,
   NodeMetricsInfo,
   PodInfo,
   StorageClassInfo,
+  VolumeAttachmentInfo,
   VolumeInfo,
 } from './model.js';
 
@@ -48,6 +50,8 @@ export type ClusterTopics<R extends NamespacedObject = NamespacedObject> = {
   volume: Change<VolumeInfo>;
   storageClass: Change<StorageClassInfo>;
   csiNode: Change<CsiNodeInfo>;
+  volumeAttachment: Change<VolumeAttachmentInfo>;
+  deviceClass: Change<DeviceClassInfo>;
   disruptionBudget: Change<DisruptionBudgetInfo>;
   rule: Change<RuleEntry<R>>;
   metrics: Change<NodeMetricsInfo>;
@@ -85,6 +89,10 @@ export interface ClusterView<R extends NamespacedObject = NamespacedObject> {
   readonly volumes: ReadonlyMap<string, VolumeInfo>;
   readonly storageClasses: ReadonlyMap<string, StorageClassInfo>;
   readonly csiNodes: ReadonlyMap<string, CsiNodeInfo>;
+  /** VolumeAttachments by name. */
+  readonly volumeAttachments: ReadonlyMap<string, VolumeAttachmentInfo>;
+  /** DeviceClasses by name (the webhook's gate: extended resources served by DRA). */
+  readonly deviceClasses: ReadonlyMap<string, DeviceClassInfo>;
   /** By namespace/name. */
   readonly disruptionBudgets: ReadonlyMap<string, DisruptionBudgetInfo>;
   /** Node metrics by node name (metrics.k8s.io, polled). */

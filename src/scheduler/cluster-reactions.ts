@@ -17,6 +17,7 @@ import {
   claimChangeMatters,
   csiNodeChangeMatters,
   storageClassChangeMatters,
+  volumeAttachmentChangeMatters,
   volumeChangeMatters,
 } from './storage-events.js';
 import type { SchedulerDeps } from './types.js';
@@ -64,7 +65,7 @@ export function addAllEventHandlers(deps: ClusterReactionsDeps): (() => void)[] 
       deps.rulesChanged();
       if (ruleChangeMatters(c.old?.rule, c.new?.rule)) moveAll();
     }),
-    // Claims, PVs, StorageClasses and CSINodes the volume plugins wait for.
+    // Claims, PVs, StorageClasses, CSINodes and VolumeAttachments the volume plugins wait for.
     cache.bus.on('claim', (c) => {
       if (claimChangeMatters(c)) moveAll();
     }),
@@ -76,6 +77,9 @@ export function addAllEventHandlers(deps: ClusterReactionsDeps): (() => void)[] 
     }),
     cache.bus.on('csiNode', (c) => {
       if (csiNodeChangeMatters(c)) moveAll();
+    }),
+    cache.bus.on('volumeAttachment', (c) => {
+      if (volumeAttachmentChangeMatters(c)) moveAll();
     }),
     loads.bus.on('load', (c) => {
       if (loadDropped(c.previous, c.load)) moveAll();

@@ -7,8 +7,17 @@ import {
   csiNodeChangeMatters,
   storageClassChangeMatters,
   storageViewOf,
+  volumeAttachmentChangeMatters,
   volumeChangeMatters,
 } from './storage-events.js';
+
+const va = (node: string) => ({
+  name: 'va',
+  resourceVersion: '1',
+  nodeName: node,
+  attacher: 'd',
+  persistentVolumeName: 'v',
+});
 
 describe('storage changes that requeue unschedulable pods', () => {
   it.each([
@@ -39,6 +48,9 @@ describe('storage changes that requeue unschedulable pods', () => {
       csiNodeChangeMatters({ old: csiNode('n', { d: 1 }), new: csiNode('n', { d: 1 }) }),
       false,
     ],
+    ['a VolumeAttachment deleted (a volume detached)', volumeAttachmentChangeMatters({ old: va('n') }), true],
+    ['a VolumeAttachment added', volumeAttachmentChangeMatters({ new: va('n') }), false],
+    ['a VolumeAttachment updated', volumeAttachmentChangeMatters({ old: va('n'), new: va('n') }), false],
   ])('%s → %s', (_what, got, want) => {
     expect(got).toBe(want);
   });
@@ -54,6 +66,8 @@ describe('storageViewOf', () => {
     expect(view.claims.get('default/c')?.name).toBe('c');
     expect(view.volumes.size).toBe(0);
     expect(view.csiNodes.size).toBe(0);
+    cache.volumeAttachments.set('va', va('n'));
+    expect(view.volumeAttachments.get('va')?.nodeName).toBe('n');
   });
 
   it('notifies on claim and PV changes and pod deletions, until unsubscribed', () => {

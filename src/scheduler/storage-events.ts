@@ -5,10 +5,17 @@
  *   PVC add/update (VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits),
  *   PV add/update (VolumeBinding, VolumeZone),
  *   StorageClass add, or an update of allowedTopologies (VolumeBinding, VolumeZone),
- *   CSINode add, or an update of its drivers' limits (NodeVolumeLimits, VolumeBinding).
- * A deletion frees nothing these plugins wait for (a deleted bound pod requeues through the pod event).
+ *   CSINode add, or an update of its drivers' limits (NodeVolumeLimits, VolumeBinding),
+ *   VolumeAttachment delete (NodeVolumeLimits: a detached volume frees room under the node's limit).
+ * Other deletions free nothing these plugins wait for (a deleted bound pod requeues through the pod event).
  */
-import type { ClaimInfo, CsiNodeInfo, StorageClassInfo, VolumeInfo } from '../cluster/model.js';
+import type {
+  ClaimInfo,
+  CsiNodeInfo,
+  StorageClassInfo,
+  VolumeAttachmentInfo,
+  VolumeInfo,
+} from '../cluster/model.js';
 import type { ClusterView } from '../cluster/view.js';
 import type { StorageView } from './plugins/volume-common.js';
 
@@ -26,6 +33,9 @@ export function storageViewOf(cache: ClusterView): StorageView {
     },
     get csiNodes() {
       return cache.csiNodes;
+    },
+    get volumeAttachments() {
+      return cache.volumeAttachments;
     },
     get pods() {
       return cache.pods;
@@ -62,6 +72,11 @@ export function storageClassChangeMatters(c: Change<StorageClassInfo>): boolean 
   if (!c.new) return false;
   if (!c.old) return true;
   return JSON.stringify(c.old.allowedTopologies) !== JSON.stringify(c.new.allowedTopologies);
+}
+
+/** Upstream's isSchedulableAfterVolumeAttachmentDeleted, coarsened: any deletion may free room. */
+export function volumeAttachmentChangeMatters(c: Change<VolumeAttachmentInfo>): boolean {
+  return c.new === undefined && c.old !== undefined;
 }
 
 export function csiNodeChangeMatters(c: Change<CsiNodeInfo>): boolean {

@@ -35,6 +35,8 @@ export interface WebhookState {
    * namespace (an AdmissionReview carries no namespace labels). Undefined: not known, no opinion.
    */
   namespaceLabels?(namespace: string): Readonly<Record<string, string>> | undefined;
+  /** The DeviceClass serving an extended resource through DRA (the gate leaves such pods out). */
+  deviceClassFor?(resource: string): string | undefined;
   /** Steering answers by their inputs (patch-memo.ts); its owner clears it whenever a rule changes. */
   patchMemo?: PatchMemo<string[]>;
 }
@@ -134,7 +136,7 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
   }
   const rules = rulesForPod(state.rules(), { namespace, labels: pod.metadata.labels ?? {} });
   if (rules.length === 0) return allowed(allow(uid));
-  const reasons = unsupportedReasons(request.object);
+  const reasons = unsupportedReasons(request.object, state);
   const nodes = state.nodes();
   const steer = () => {
     const mutation = mutatePod(pod, rules, opts, nodes, reasons);

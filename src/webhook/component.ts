@@ -2,6 +2,7 @@
  * The admission webhook as a gateway component: POST /mutate and /validate on the kube-facing HTTPS
  * port, deciding from the shared cluster cache.
  */
+import { deviceClassBacking } from '../cluster/device-classes.js';
 import type { ClusterView } from '../cluster/view.js';
 import type { LeaderElector } from '../leader/lease.js';
 import type { NodeLoadRule } from '../rules/types.js';
@@ -26,6 +27,7 @@ export function cacheState(cache: ClusterView<NodeLoadRule>): WebhookState & { s
     nodes: () => cache.nodes,
     // The opt-out label on namespaces, as defence in depth behind the namespaceSelector.
     namespaceLabels: (namespace) => cache.namespaces.get(namespace)?.labels,
+    deviceClassFor: (resource) => deviceClassBacking(cache.deviceClasses, resource),
   };
 }
 

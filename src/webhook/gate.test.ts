@@ -74,8 +74,89 @@ describe('unsupportedReasons', () => {
   );
 
   it('only DynamicResources is left in the gate (volume binding is implemented)', () => {
-    expect(UNSUPPORTED.map((c) => [c.plugin, c.permanent])).toEqual([['DynamicResources', true]]);
-    expect(unsupportedReasons({ spec: { resourceClaims: [{ name: 'gpu' }] } }, [])).toEqual([]);
+    expect(UNSUPPORTED.map((c) => [c.plugin, c.permanent])).toEqual([
+      ['DynamicResources', true],
+      ['DynamicResources', true],
+    ]);
+    expect(unsupportedReasons({ spec: { resourceClaims: [{ name: 'gpu' }] } }, undefined, [])).toEqual([]);
+  });
+});
+
+describe('unsupportedReasons: extended resources Dynamic Resource Allocation serves', () => {
+  // What the cluster's DeviceClasses say (src/cluster/device-classes.ts resolves it).
+  const backing: Record<string, string> = {
+    'example.com/gpu': 'gpu',
+    'deviceclass.resource.kubernetes.io/nic': 'nic',
+    'example.com/fpga': 'fpga',
+    'example.com/tpu': 'tpu',
+  };
+  const cluster = { deviceClassFor: (r: string) => backing[r] };
+  const container = (resources: Record<string, Record<string, string>>) => ({ name: 'c', resources });
+
+  it.each([
+    {
+      what: 'a container requesting a DRA-backed resource',
+      spec: { containers: [container({ requests: { cpu: '1', 'example.com/gpu': '1' } })] },
+      reasons: [
+        'DynamicResources: pod requests extended resource "example.com/gpu" (DeviceClass "gpu") served by Dynamic Resource Allocation',
+      ],
+    },
+    {
+      what: 'limits alone name it too (requests default to them); the implicit class name',
+      spec: { containers: [container({ limits: { 'deviceclass.resource.kubernetes.io/nic': '1' } })] },
+      reasons: [
+        'DynamicResources: pod requests extended resource "deviceclass.resource.kubernetes.io/nic" (DeviceClass "nic") served by Dynamic Resource Allocation',
+      ],
+    },
+    {
+      what: 'init containers count; each resource named once; three shown',
+      spec: {
+        initContainers: [
+          container({ requests: { 'example.com/gpu': '1' }, limits: { 'example.com/gpu': '1' } }),
+        ],
+        containers: [
+          container({ requests: { 'example.com/fpga': '1', 'example.com/tpu': '1' } }),
+          container({ limits: { 'deviceclass.resource.kubernetes.io/nic': '2', 'example.com/gpu': '1' } }),
+        ],
+      },
+      reasons: [
+        'DynamicResources: pod requests extended resources "example.com/gpu" (DeviceClass "gpu"), "example.com/fpga" (DeviceClass "fpga"), "example.com/tpu" (DeviceClass "tpu") and 1 more served by Dynamic Resource Allocation',
+      ],
+    },
+    {
+      what: 'a device-plugin resource no DeviceClass backs, native resources, hugepages: steered',
+      spec: {
+        containers: [
+          container({
+            requests: { 'example.com/other': '1', cpu: '1', memory: '1Gi', 'hugepages-2Mi': '2Mi' },
+          }),
+        ],
+      },
+      reasons: [],
+    },
+    {
+      what: 'a zero amount asks for nothing; RuntimeClass overhead counts',
+      spec: {
+        containers: [container({ requests: { 'example.com/gpu': '0' } })],
+        overhead: { 'example.com/tpu': '1' },
+      },
+      reasons: [
+        'DynamicResources: pod requests extended resource "example.com/tpu" (DeviceClass "tpu") served by Dynamic Resource Allocation',
+      ],
+    },
+    {
+      what: 'strange shapes are ignored',
+      spec: { containers: [null, { resources: 'x' }, { resources: { requests: [] } }], initContainers: 3 },
+      reasons: [],
+    },
+  ])('$what', ({ spec, reasons }) => {
+    expect(unsupportedReasons({ spec }, cluster)).toEqual(reasons);
+  });
+
+  it('without cluster knowledge nothing is DRA-backed', () => {
+    expect(
+      unsupportedReasons({ spec: { containers: [container({ requests: { 'example.com/gpu': '1' } })] } }),
+    ).toEqual([]);
   });
 });
 

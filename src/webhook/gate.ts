@@ -5,6 +5,7 @@
  * The gate reads the raw pod JSON of the AdmissionReview (not the parsed PodObject): it must never
  * make a strange pod fail to parse, and it needs fields the patch never touches.
  */
+import { parseQuantity } from '../cluster/quantity.js';
 
 /** On a pod or a namespace: nodeload never steers the pod (`kubectl label ns shop nodeload.example.com/scheduling=disabled`). */
 export const OPT_OUT_LABEL = 'nodeload.example.com/scheduling';
@@ -44,19 +45,59 @@ function names(items: Json[], pick: (item: Json) => unknown): string[] {
   });
 }
 
+/** What the gate may know of the cluster beside the pod. */
+export interface GateContext {
+  /** The DeviceClass backing an extended resource (src/cluster/device-classes.ts), or undefined. */
+  deviceClassFor?(resource: string): string | undefined;
+}
+
+const NO_CLUSTER: GateContext = {};
+
 export interface UnsupportedCheck {
   /** The kube-scheduler plugin whose contract nodeload does not implement (the reason's prefix). */
   plugin: string;
   /** False for a gap a later change closes: drop the entry then. */
   permanent: boolean;
   /** What the pod uses that the plugin would handle, or undefined. */
-  check(spec: Record<string, Json>): string | undefined;
+  check(spec: Record<string, Json>, cluster: GateContext): string | undefined;
+}
+
+// Names NodeResourcesFit always handles itself; any other a container asks for may be DRA-backed.
+const NATIVE = new Set(['cpu', 'memory', 'ephemeral-storage', 'pods']);
+
+/**
+ * The extended resources the pod asks for that a DeviceClass backs: resource → class. Upstream reads the
+ * pod's requests (containers, init containers, RuntimeClass overhead) and skips zero amounts; limits are
+ * read too, as the API server has defaulted requests from them by now and the two must agree.
+ */
+function draExtendedResources(spec: Record<string, Json>, cluster: GateContext): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!cluster.deviceClassFor) return out;
+  const add = (amounts: unknown) => {
+    if (!isObject(amounts)) return;
+    for (const [name, amount] of Object.entries(amounts)) {
+      if (NATIVE.has(name) || name.startsWith('hugepages-') || out.has(name)) continue;
+      if (!((parseQuantity(amount) ?? 0) > 0)) continue;
+      const cls = cluster.deviceClassFor?.(name);
+      if (cls !== undefined) out.set(name, cls);
+    }
+  };
+  for (const containers of [spec.initContainers, spec.containers]) {
+    for (const c of list(containers)) {
+      if (!isObject(c) || !isObject(c.resources)) continue;
+      add(c.resources.requests);
+      add(c.resources.limits);
+    }
+  }
+  add(spec.overhead);
+  return out;
 }
 
 /**
  * The gate, one entry per gap. Pods with PersistentVolumeClaims and generic ephemeral volumes are steered
  * since the scheduler runs VolumeBinding, VolumeZone, NodeVolumeLimits and VolumeRestrictions; Dynamic
- * Resource Allocation stays outside.
+ * Resource Allocation stays outside: claims, and extended resources a DeviceClass backs (kube-scheduler
+ * allocates those through DynamicResources on nodes whose allocatable lacks them).
  */
 export const UNSUPPORTED: readonly UnsupportedCheck[] = [
   {
@@ -67,6 +108,18 @@ export const UNSUPPORTED: readonly UnsupportedCheck[] = [
       return claims.length ? `pod uses ${named('ResourceClaim', 'ResourceClaims', claims)}` : undefined;
     },
   },
+  {
+    plugin: 'DynamicResources',
+    permanent: true,
+    check(spec, cluster) {
+      const backed = draExtendedResources(spec, cluster);
+      if (backed.size === 0) return undefined;
+      const pairs = [...backed].map(([r, c]) => `"${r.slice(0, 253)}" (DeviceClass "${c.slice(0, 253)}")`);
+      const more = pairs.length > SHOWN ? ` and ${pairs.length - SHOWN} more` : '';
+      const noun = pairs.length === 1 ? 'extended resource' : 'extended resources';
+      return `pod requests ${noun} ${pairs.slice(0, SHOWN).join(', ')}${more} served by Dynamic Resource Allocation`;
+    },
+  },
 ];
 
 /**
@@ -75,12 +128,13 @@ export const UNSUPPORTED: readonly UnsupportedCheck[] = [
  */
 export function unsupportedReasons(
   rawPod: unknown,
+  cluster: GateContext = NO_CLUSTER,
   checks: readonly UnsupportedCheck[] = UNSUPPORTED,
 ): string[] {
   const spec = isObject(rawPod) && isObject(rawPod.spec) ? rawPod.spec : undefined;
   if (!spec) return [];
   return checks.flatMap((c) => {
-    const what = c.check(spec);
+    const what = c.check(spec, cluster);
     return what ? [`${c.plugin}: ${what}`] : [];
   });
 }

@@ -5,6 +5,7 @@ import type {
   V1PersistentVolume,
   V1PersistentVolumeClaim,
   V1Pod,
+  V1VolumeAttachment,
 } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { claims, HOSTNAME, pod, ZONE } from './build.js';
@@ -59,6 +60,11 @@ function pv(
 const csiNode = (name: string, driver: string, count: number): V1CSINode => ({
   metadata: { name },
   spec: { drivers: [{ name: driver, nodeID: name, allocatable: { count } }] },
+});
+
+const attachment = (nodeName: string, attacher: string, volume: string): V1VolumeAttachment => ({
+  metadata: { name: `${nodeName}-${attacher}-${volume}` },
+  spec: { nodeName, attacher, source: { persistentVolumeName: volume } },
 });
 
 const scheduled = (x: V1Pod) => !x.metadata?.name?.startsWith('old');
@@ -120,6 +126,32 @@ describe('checkVolumes', () => {
         csiNodes: [csiNode('n1', 'd', 1)],
       },
       ['NodeVolumeLimits ns/a'],
+    ],
+    [
+      "a VolumeAttachment no pod uses fills the node's one slot",
+      {
+        pods: [p('a', 'n1', ['c2'])],
+        claims: [claim('c2', 'v2')],
+        volumes: [pv('v1', { driver: 'd' }), pv('v2', { driver: 'd' })],
+        csiNodes: [csiNode('n1', 'd', 1)],
+        volumeAttachments: [attachment('n1', 'd', 'v1'), attachment('n2', 'd', 'v2')],
+      },
+      ['NodeVolumeLimits ns/a'],
+    ],
+    [
+      "a VolumeAttachment of the pod's own volume, or on another node, or of another driver, adds nothing",
+      {
+        pods: [p('a', 'n1', ['c2'])],
+        claims: [claim('c2', 'v2')],
+        volumes: [pv('v1', { driver: 'd' }), pv('v2', { driver: 'd' })],
+        csiNodes: [csiNode('n1', 'd', 1)],
+        volumeAttachments: [
+          attachment('n1', 'd', 'v2'),
+          attachment('n2', 'd', 'v1'),
+          attachment('n1', 'e', 'v1'),
+        ],
+      },
+      [],
     ],
     [
       'one volume shared by two pods counts once',

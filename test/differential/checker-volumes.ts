@@ -4,7 +4,8 @@
 //    affinity matches the pod's node (the scheduler binds or provisions claims before the pod);
 //  * VolumeZone: the PV's zone/region labels (a `__`-separated list is a set) contain the node's value;
 //  * VolumeRestrictions: a ReadWriteOncePod claim is used by at most one live pod;
-//  * NodeVolumeLimits: the unique volumes of a CSI driver on a node ≤ the CSINode's allocatable count;
+//  * NodeVolumeLimits: the unique volumes of a CSI driver on a node (its pods' and its VolumeAttachments')
+//    ≤ the CSINode's allocatable count;
 //  * DefaultPreemption: every existing pod that was deleted had a lower priority than a scheduled pod,
 //    allowed to preempt, that is bound or nominated on the victim's node.
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
@@ -91,6 +92,12 @@ export function checkVolumes(snap: ClusterSnapshot, scheduled: (p: V1Pod) => boo
       if (limit === undefined) continue;
       const handles = new Set<string>();
       let mine = false;
+      // Attached volumes no pod uses count as well (a detach still pending).
+      for (const va of snap.volumeAttachments ?? []) {
+        const pv = volumes.get(va.spec?.source?.persistentVolumeName ?? '');
+        if (va.spec?.nodeName === nodeName && va.spec.attacher === d.name && pv?.spec?.csi)
+          handles.add(pv.spec.csi.volumeHandle);
+      }
       for (const p of onNode) {
         for (const name of claimNames(p)) {
           const pv = volumeOf(claims.get(`${p.metadata?.namespace}/${name}`));

@@ -22,6 +22,7 @@ import type {
   V1Pod,
   V1PodAffinityTerm,
   V1TopologySpreadConstraint,
+  V1VolumeAttachment,
 } from '@kubernetes/client-node';
 import {
   hostPorts,
@@ -42,6 +43,8 @@ export interface ClusterSnapshot {
   claims?: V1PersistentVolumeClaim[];
   volumes?: V1PersistentVolume[];
   csiNodes?: V1CSINode[];
+  /** The run's VolumeAttachments (their PVs are in `volumes`). */
+  volumeAttachments?: V1VolumeAttachment[];
 }
 
 export interface Violation {

@@ -8,6 +8,7 @@ import type {
   V1PodDisruptionBudget,
   V1PriorityClass,
   V1StorageClass,
+  V1VolumeAttachment,
 } from '@kubernetes/client-node';
 import { HOSTNAME, ZONE } from './build.js';
 import { RUN_LABEL, type ScenarioObjects } from './types.js';
@@ -31,6 +32,7 @@ export interface RunObjects {
   priorityClasses: V1PriorityClass[];
   budgets: V1PodDisruptionBudget[];
   csiNodes: V1CSINode[];
+  volumeAttachments: V1VolumeAttachment[];
   /** The provisioner name of the run's 'dynamic' classes; undefined when none is dynamic. */
   dynamicProvisioner?: string;
 }
@@ -142,6 +144,16 @@ export function runObjects(iso: RunNames, o: ScenarioObjects): RunObjects {
           nodeID: iso.node(c.node),
           allocatable: { count },
         })),
+      },
+    })),
+    volumeAttachments: (o.volumeAttachments ?? []).map((a, i) => ({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'VolumeAttachment',
+      metadata: { name: iso.clusterScoped(`va-${i}`), labels },
+      spec: {
+        attacher: a.attacher ?? (o.persistentVolumes ?? []).find((v) => v.name === a.volume)?.csiDriver ?? '',
+        nodeName: iso.node(a.node),
+        source: { persistentVolumeName: iso.clusterScoped(a.volume) },
       },
     })),
   };

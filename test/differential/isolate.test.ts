@@ -109,11 +109,15 @@ describe('planRun: storage, priority and disruption objects', () => {
         { name: 'dyn', provisioner: 'dynamic', allowedTopologies: { [ZONE]: ['a'] } },
         { name: 'local' },
       ],
-      persistentVolumes: [{ name: 'pv', storageClass: 'local', nodes: ['n1'], zones: ['a'], claim: 'data' }],
+      persistentVolumes: [
+        { name: 'pv', storageClass: 'local', nodes: ['n1'], zones: ['a'], claim: 'data' },
+        { name: 'csi', csiDriver: 'd.test' },
+      ],
       persistentVolumeClaims: [{ name: 'data', storageClass: 'local', volume: 'pv' }],
       priorityClasses: [{ name: 'high', value: 1000 }],
       podDisruptionBudgets: [{ name: 'guard', matchLabels: { app: 'x' }, minAvailable: 1 }],
       csiNodes: [{ node: 'n1', drivers: { 'd.test': 2 } }],
+      volumeAttachments: [{ node: 'n1', volume: 'csi' }],
     },
     pods: [pod('p', { spec: { priorityClassName: 'high' } })],
   };
@@ -142,6 +146,12 @@ describe('planRun: storage, priority and disruption objects', () => {
     expect(incoming[0]?.spec?.priorityClassName).toBe('r1-high');
     expect(objects.budgets[0]?.metadata?.namespace).toBe('r1-main');
     expect(objects.csiNodes[0]?.metadata?.name).toBe('r1-n1');
+    expect(objects.volumeAttachments[0]?.metadata?.name).toBe('r1-va-0');
+    expect(objects.volumeAttachments[0]?.spec).toEqual({
+      attacher: 'd.test',
+      nodeName: 'r1-n1',
+      source: { persistentVolumeName: 'r1-csi' },
+    });
   });
 
   it('has no provisioner when no class is dynamic', () => {

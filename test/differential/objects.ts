@@ -38,7 +38,11 @@ export class RunObjectsLifecycle {
     for (const body of this.objects.storageClasses) await this.storage.createStorageClass({ body });
   }
 
-  /** After the nodes: CSINodes, PVs, claims (and the provisioner); waits for pre-bound claims. */
+  /**
+   * After the nodes: CSINodes, PVs, VolumeAttachments, claims (and the provisioner); waits for pre-bound
+   * claims. No attach/detach controller acts on a VolumeAttachment made after it started (it reads them
+   * once, at start), so one made here stays as written.
+   */
   async createStorage(mainNamespace: string): Promise<void> {
     const o = this.objects;
     for (const body of o.csiNodes) await this.storage.createCSINode({ body });
@@ -50,6 +54,7 @@ export class RunObjectsLifecycle {
       });
     }
     for (const body of o.volumes) await this.core.createPersistentVolume({ body });
+    for (const body of o.volumeAttachments) await this.storage.createVolumeAttachment({ body });
     for (const body of o.claims)
       await this.core.createNamespacedPersistentVolumeClaim({
         namespace: body.metadata?.namespace as string,
@@ -122,6 +127,7 @@ export class RunObjectsLifecycle {
       ...names(o.storageClasses).map((name) => quiet(this.storage.deleteStorageClass({ name }))),
       ...names(o.priorityClasses).map((name) => quiet(this.scheduling.deletePriorityClass({ name }))),
       ...names(o.csiNodes).map((name) => quiet(this.storage.deleteCSINode({ name }))),
+      ...names(o.volumeAttachments).map((name) => quiet(this.storage.deleteVolumeAttachment({ name }))),
     ]);
   }
 }

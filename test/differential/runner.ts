@@ -242,7 +242,7 @@ class Run {
   async snapshot(): Promise<ClusterSnapshot> {
     const selector = `${RUN_LABEL}=${this.plan.runId}`;
     const storage = this.env.kubeConfig.makeApiClient(StorageV1Api);
-    const [nodes, namespaces, pods, claims, volumes, csiNodes] = await Promise.all([
+    const [nodes, namespaces, pods, claims, volumes, csiNodes, attachments] = await Promise.all([
       this.core.listNode({ labelSelector: selector }),
       this.core.listNamespace({ labelSelector: selector }),
       this.listPods(),
@@ -253,9 +253,14 @@ class Run {
       ),
       this.core.listPersistentVolume(),
       storage.listCSINode({ labelSelector: selector }),
+      storage.listVolumeAttachment({ labelSelector: selector }),
     ]);
     const claimList = claims.flatMap((l) => l.items);
-    const used = new Set(claimList.map((c) => c.spec?.volumeName).filter(Boolean));
+    const used = new Set([
+      ...claimList.map((c) => c.spec?.volumeName),
+      ...attachments.items.map((a) => a.spec?.source?.persistentVolumeName),
+    ]);
+    used.delete(undefined);
     return {
       nodes: nodes.items,
       namespaces: namespaces.items,
@@ -263,6 +268,7 @@ class Run {
       claims: claimList,
       volumes: volumes.items.filter((v) => used.has(v.metadata?.name)),
       csiNodes: csiNodes.items,
+      volumeAttachments: attachments.items,
     };
   }
 

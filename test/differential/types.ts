@@ -139,6 +139,17 @@ export interface CsiNodeDef {
   drivers: Record<string, number>;
 }
 
+/**
+ * A VolumeAttachment of a logical PV (a CSI one) to a logical node, as an attach/detach controller leaves
+ * it; no pod need use the volume (NodeVolumeLimits counts it all the same).
+ */
+export interface VolumeAttachmentDef {
+  node: string;
+  volume: string;
+  /** Default: the PV's CSI driver. */
+  attacher?: string;
+}
+
 /** Storage and priority objects of a scenario, created before the existing pods. */
 export interface ScenarioObjects {
   storageClasses?: StorageClassDef[];
@@ -147,6 +158,7 @@ export interface ScenarioObjects {
   priorityClasses?: PriorityClassDef[];
   podDisruptionBudgets?: DisruptionBudgetDef[];
   csiNodes?: CsiNodeDef[];
+  volumeAttachments?: VolumeAttachmentDef[];
 }
 
 /** What one engine must produce. Pod names as in the scenario; node names logical. */

@@ -16,6 +16,7 @@ import {
   type EventsV1Event,
   loadAllYaml,
   PatchStrategy,
+  ResourceV1Api,
   setHeaderOptions,
   type V1Pod,
 } from '@kubernetes/client-node';
@@ -656,6 +657,51 @@ describe('admission webhook on the API server', () => {
     // kubectl describe shows it (it matches Events to the pod by UID).
     const described = await kubectl(['describe', 'pod', '-n', ruled.name, 'db-0']);
     expect(described.stdout).toMatch(/Normal\s+NotSteered/);
+  });
+
+  it('a pod asking for an extended resource a DeviceClass serves (DRA) keeps its scheduler and says which class', async () => {
+    // Cluster-scoped: named for this run. One class names the resource explicitly; every class also
+    // serves deviceclass.resource.kubernetes.io/<its name>.
+    const resource = `${scope}.example.com/gpu`;
+    const className = `${scope}-gpu`;
+    const dra = kubeConfig().makeApiClient(ResourceV1Api);
+    await dra.createDeviceClass({
+      body: {
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'DeviceClass',
+        metadata: { name: className },
+        spec: { extendedResourceName: resource },
+      },
+    });
+    try {
+      const gw = gateway as Gateway;
+      await waitFor('the DeviceClass in the gateway cache', () => gw.cache.deviceClasses.has(className));
+      const asking = (name: string, res: string) =>
+        podManifest(name, {
+          containers: [
+            { name: 'app', image: 'registry.invalid/app:1', resources: { limits: { [res]: '1' } } },
+          ],
+        });
+      const explicit = await kubectlCreatePod(ruled.name, asking('dra-explicit', resource));
+      expect(explicit.spec?.schedulerName).toBe('default-scheduler');
+      expect(explicit.metadata?.annotations?.[NOT_STEERED_ANNOTATION]).toBe(
+        `DynamicResources: pod requests extended resource "${resource}" (DeviceClass "${className}") served by Dynamic Resource Allocation`,
+      );
+      const implicit = await kubectlCreatePod(
+        ruled.name,
+        asking('dra-implicit', `deviceclass.resource.kubernetes.io/${className}`),
+      );
+      expect(implicit.spec?.schedulerName).toBe('default-scheduler');
+      expect(implicit.metadata?.annotations?.[NOT_STEERED_ANNOTATION]).toContain(
+        `(DeviceClass "${className}")`,
+      );
+      // A device-plugin resource no class serves is nodeload's to place.
+      const plain = await kubectlCreatePod(ruled.name, asking('device-plugin', `${scope}.example.com/fpga`));
+      expect(plain.spec?.schedulerName).toBe('nodeload-scheduler');
+      expect(plain.metadata?.annotations?.[NOT_STEERED_ANNOTATION]).toBeUndefined();
+    } finally {
+      await dra.deleteDeviceClass({ name: className }).catch(() => undefined);
+    }
   });
 
   it('a generateName pod with resource claims gets its Event once the API server names it', async () => {

@@ -8,12 +8,14 @@
 import type {
   ClaimInfo,
   CsiNodeInfo,
+  DeviceClassInfo,
   DisruptionBudgetInfo,
   NamespaceInfo,
   NodeInfo,
   NodeMetricsInfo,
   PodInfo,
   StorageClassInfo,
+  VolumeAttachmentInfo,
   VolumeInfo,
 } from '../../src/cluster/model.js';
 import { podKey } from '../../src/cluster/model.js';
@@ -42,6 +44,8 @@ export class FakeCluster implements ClusterView<NodeLoadRule> {
   readonly volumes = new Map<string, VolumeInfo>();
   readonly storageClasses = new Map<string, StorageClassInfo>();
   readonly csiNodes = new Map<string, CsiNodeInfo>();
+  readonly volumeAttachments = new Map<string, VolumeAttachmentInfo>();
+  readonly deviceClasses = new Map<string, DeviceClassInfo>();
   readonly disruptionBudgets = new Map<string, DisruptionBudgetInfo>();
   readonly metrics = new Map<string, NodeMetricsInfo>();
   readonly metricsServed = false;

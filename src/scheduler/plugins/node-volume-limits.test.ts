@@ -44,6 +44,8 @@ interface Case {
   /** Volumes of the pods already on node n, one pod per entry. */
   existing: VolumeSpec[][];
   limits?: Record<string, number | undefined>;
+  /** VolumeAttachments: [PV name, node, attacher (default EBS)]. */
+  attachments?: [string, string, string?][];
   want: string;
   skipped?: boolean;
 }
@@ -156,6 +158,72 @@ const cases: Case[] = [
     limits: { [EBS]: 1 },
     want: 'ok',
   },
+  // VolumeAttachments count even where no pod uses the volume (a detach pending), once per volume.
+  {
+    name: 'VolumeAttachments alone reach the limit',
+    wants: ['c-ebs-1'],
+    existing: [],
+    limits: { [EBS]: 2 },
+    attachments: [
+      ['pv-ebs-2', 'n'],
+      ['pv-ebs-3', 'n'],
+    ],
+    want: ERR_MAX_VOLUME_COUNT,
+  },
+  {
+    name: 'VolumeAttachments under the limit',
+    wants: ['c-ebs-1'],
+    existing: [],
+    limits: { [EBS]: 2 },
+    attachments: [['pv-ebs-2', 'n']],
+    want: 'ok',
+  },
+  {
+    name: "a VolumeAttachment of a pod's volume is not counted twice",
+    wants: ['c-ebs-1'],
+    existing: [['c-ebs-2']],
+    limits: { [EBS]: 2 },
+    attachments: [['pv-ebs-2', 'n']],
+    want: 'ok',
+  },
+  {
+    name: "another node's VolumeAttachments do not count",
+    wants: ['c-ebs-1'],
+    existing: [],
+    limits: { [EBS]: 1 },
+    attachments: [['pv-ebs-2', 'm']],
+    want: 'ok',
+  },
+  {
+    name: 'a VolumeAttachment of a missing or non-CSI PV, or with no attacher, is not counted',
+    wants: ['c-ebs-1'],
+    existing: [],
+    limits: { [EBS]: 1 },
+    attachments: [
+      ['pv-gone', 'n'],
+      ['pv-nfs', 'n'],
+      ['pv-ebs-2', 'n', ''],
+    ],
+    want: 'ok',
+  },
+  {
+    name: "a VolumeAttachment counts under its attacher's name",
+    wants: ['c-ebs-1'],
+    existing: [],
+    limits: { [EBS]: 1, [GCE]: 1 },
+    attachments: [['pv-ebs-2', 'n', GCE]],
+    want: 'ok',
+  },
+  {
+    // Upstream deletes from the new volumes only those pods use: one only a VolumeAttachment holds is
+    // counted as attached and as new.
+    name: 'the volume a VolumeAttachment holds, wanted again, counts twice',
+    wants: ['c-ebs-2'],
+    existing: [],
+    limits: { [EBS]: 1 },
+    attachments: [['pv-ebs-2', 'n']],
+    want: ERR_MAX_VOLUME_COUNT,
+  },
   {
     name: 'a missing claim of the pod',
     wants: ['c-missing'],
@@ -173,6 +241,13 @@ describe('NodeVolumeLimits', () => {
         pvs: PVS,
         classes: CLASSES,
         csiNodes: c.limits ? [csiNode('n', c.limits)] : [],
+        attachments: (c.attachments ?? []).map(([pvName, nodeName, attacher], i) => ({
+          name: `va-${i}`,
+          resourceVersion: '1',
+          nodeName,
+          attacher: attacher ?? EBS,
+          persistentVolumeName: pvName,
+        })),
       }),
     );
     const existing: PodInfo[] = c.existing.map((v, i) => pod(`e${i}`, v, { node: 'n' }));

@@ -5,14 +5,20 @@
  *   volume(claim) = (driver, handle) of its PV's spec.csi; claim not bound yet (or PV missing) →
  *                   (class.provisioner, "<random>-<ns>/<claim>") — a volume that will be provisioned;
  *                   non-CSI PVs and claims without a class are not counted
- *   attached[d]   = |{ unique (d, handle) over the volumes of the pods on the node (bound and assumed) }|
- *   new[d]        = |{ the pod's volumes of driver d } \ attached|   (a volume shared with a pod there is free)
+ *   inUse         = { unique (d, handle) over the volumes of the pods on the node (bound and assumed) }
+ *   vaOnly        = { (va.attacher, handle of va's CSI PV) over the node's VolumeAttachments } \ inUse
+ *                   (attached but no pod there uses it, e.g. a detach still pending)
+ *   attached[d]   = |inUse of d| + |vaOnly of d|
+ *   new[d]        = |{ the pod's volumes of driver d } \ inUse|   (a volume shared with a pod there is free;
+ *                   one only a VolumeAttachment holds is counted in both, as upstream does)
  *   fails ⇔ ∃ d with CSINode allocatable.count: attached[d] + new[d] > count[d]
  *   → Unschedulable "node(s) exceed max volume count".
  * A claim of the pod that does not exist fails UnschedulableAndUnresolvable (`looking up PVC ns/x: …`); an
  * existing pod's missing claim is not counted. A node without a CSINode, or one listing no counts, has no
- * limit. PreFilter skips pods without persistentVolumeClaim or generic ephemeral volumes. In-tree volumes
- * migrated to CSI are not translated (upstream counts them under their CSI driver).
+ * limit. PreFilter skips pods without persistentVolumeClaim or generic ephemeral volumes, and groups the
+ * VolumeAttachments by node once per cycle (upstream's informer index by spec.nodeName); one without an
+ * attacher, a PV name, or whose PV is missing or not CSI is not counted. In-tree volumes migrated to CSI
+ * are not translated (upstream counts them under their CSI driver).
  */
 import { randomBytes } from 'node:crypto';
 import type { CsiNodeInfo, PodInfo } from '../../cluster/model.js';
@@ -25,6 +31,11 @@ export const ERR_MAX_VOLUME_COUNT = 'node(s) exceed max volume count';
 
 /** unique volume name ("driver/handle") → driver. */
 type Volumes = Map<string, string>;
+
+/** PreFilter's state: each node's VolumeAttachments as unique volume names. */
+type AttachmentsByNode = Map<string, Volumes>;
+const NO_ATTACHMENTS: AttachmentsByNode = new Map();
+const NO_VOLUMES: Volumes = new Map();
 
 function limitsOf(csiNode: CsiNodeInfo | undefined): Map<string, number> {
   const out = new Map<string, number>();
@@ -66,10 +77,32 @@ export function nodeVolumeLimits(storage: StorageView): PreFilterPlugin & Filter
     return undefined;
   };
 
+  /** getNodeVolumeAttachmentInfo for every node at once. */
+  const attachmentsByNode = (): AttachmentsByNode => {
+    if (storage.volumeAttachments.size === 0) return NO_ATTACHMENTS;
+    const out: AttachmentsByNode = new Map();
+    for (const va of storage.volumeAttachments.values()) {
+      if (!va.attacher || !va.persistentVolumeName) continue;
+      const pv = storage.volumes.get(va.persistentVolumeName);
+      if (!pv?.csiDriver) continue;
+      let onNode = out.get(va.nodeName);
+      if (!onNode) {
+        onNode = new Map();
+        out.set(va.nodeName, onNode);
+      }
+      onNode.set(`${va.attacher}/${pv.handle ?? pv.name}`, va.attacher);
+    }
+    return out;
+  };
+
   return {
     name: PLUGIN.NodeVolumeLimits,
-    preFilter: (_state, ctx) => (claimVolumes(ctx.pod).length === 0 ? { skip: true } : undefined),
-    filter(_state, ctx, n, verdict) {
+    preFilter(state, ctx) {
+      if (claimVolumes(ctx.pod).length === 0) return { skip: true };
+      state.write(PLUGIN.NodeVolumeLimits, attachmentsByNode());
+      return undefined;
+    },
+    filter(state, ctx, n, verdict) {
       const newVolumes: Volumes = new Map();
       const missing = attachable(ctx.pod, true, newVolumes);
       if (missing !== undefined) {
@@ -92,6 +125,10 @@ export function nodeVolumeLimits(storage: StorageView): PreFilterPlugin & Filter
       for (const [name, driver] of attached) {
         newVolumes.delete(name);
         attachedCount.set(driver, (attachedCount.get(driver) ?? 0) + 1);
+      }
+      const byNode = state.read<AttachmentsByNode>(PLUGIN.NodeVolumeLimits) ?? NO_ATTACHMENTS;
+      for (const [name, driver] of byNode.get(n.name) ?? NO_VOLUMES) {
+        if (!attached.has(name)) attachedCount.set(driver, (attachedCount.get(driver) ?? 0) + 1);
       }
       const newCount = new Map<string, number>();
       for (const driver of newVolumes.values()) newCount.set(driver, (newCount.get(driver) ?? 0) + 1);

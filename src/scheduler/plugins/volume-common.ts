@@ -11,6 +11,7 @@ import type {
   PodInfo,
   PodVolume,
   StorageClassInfo,
+  VolumeAttachmentInfo,
   VolumeInfo,
 } from '../../cluster/model.js';
 import { termMatches } from '../predicates.js';
@@ -32,6 +33,8 @@ export interface StorageView {
   readonly volumes: ReadonlyMap<string, VolumeInfo>;
   readonly storageClasses: ReadonlyMap<string, StorageClassInfo>;
   readonly csiNodes: ReadonlyMap<string, CsiNodeInfo>;
+  /** VolumeAttachments by name. */
+  readonly volumeAttachments: ReadonlyMap<string, VolumeAttachmentInfo>;
   /** Pods by namespace/name (VolumeBinding's PreBind stops waiting for a deleted pod). */
   readonly pods: ReadonlyMap<string, PodInfo>;
   /** Calls `fn` after any claim, PV or pod change; returns the unsubscribe. */
@@ -46,6 +49,7 @@ export const EMPTY_STORAGE: StorageView = {
   volumes: EMPTY,
   storageClasses: EMPTY,
   csiNodes: EMPTY,
+  volumeAttachments: EMPTY,
   pods: EMPTY,
   onChange: () => () => {},
 };

@@ -17,6 +17,7 @@ import type {
   NodeInfo,
   PodInfo,
   StorageClassInfo,
+  VolumeAttachmentInfo,
   VolumeInfo,
 } from '../../cluster/model.js';
 import { type AnyPlugin, type CycleContext, CycleState } from '../framework/types.js';
@@ -192,6 +193,7 @@ export interface FakeStorage extends StorageView {
   readonly volumes: Map<string, VolumeInfo>;
   readonly storageClasses: Map<string, StorageClassInfo>;
   readonly csiNodes: Map<string, CsiNodeInfo>;
+  readonly volumeAttachments: Map<string, VolumeAttachmentInfo>;
   readonly pods: Map<string, PodInfo>;
   /** Replaces objects (as an informer event) and notifies the listeners. */
   put(...objs: (ClaimInfo | VolumeInfo)[]): void;
@@ -208,6 +210,7 @@ export function storage(
     pvs?: VolumeInfo[];
     classes?: StorageClassInfo[];
     csiNodes?: CsiNodeInfo[];
+    attachments?: VolumeAttachmentInfo[];
     pods?: PodInfo[];
   } = {},
 ): FakeStorage {
@@ -217,6 +220,7 @@ export function storage(
     volumes: new Map((o.pvs ?? []).map((v) => [v.name, v])),
     storageClasses: new Map((o.classes ?? [WFFC, DYNAMIC, IMMEDIATE]).map((c) => [c.name, c])),
     csiNodes: new Map((o.csiNodes ?? []).map((c) => [c.name, c])),
+    volumeAttachments: new Map((o.attachments ?? []).map((a) => [a.name, a])),
     pods: new Map((o.pods ?? []).map((p) => [`${p.namespace}/${p.name}`, p])),
     onChange(fn) {
       listeners.add(fn);

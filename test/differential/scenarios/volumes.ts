@@ -4,7 +4,7 @@
 // controller of kube-controller-manager completes the binding; 'dynamic' classes are served by the run's
 // test provisioner, which creates a PV on the node named by volume.kubernetes.io/selected-node.
 import { claims, existing, node, pod, taint, zonedNodes } from '../build.js';
-import type { Scenario } from '../types.js';
+import type { Scenario, ScenarioObjects } from '../types.js';
 
 const LOCAL = {
   name: 'local',
@@ -12,6 +12,22 @@ const LOCAL = {
   volumeBindingMode: 'WaitForFirstConsumer' as const,
 };
 const DRIVER = 'attach.nodeload.test';
+
+/** n1 may attach 1 volume of the driver, n2 two; bound claims a and b on CSI volumes of it. */
+const TWO_ATTACH_LIMITS: ScenarioObjects = {
+  csiNodes: [
+    { node: 'n1', drivers: { [DRIVER]: 1 } },
+    { node: 'n2', drivers: { [DRIVER]: 2 } },
+  ],
+  persistentVolumes: [
+    { name: 'pv-a', csiDriver: DRIVER, claim: 'a' },
+    { name: 'pv-b', csiDriver: DRIVER, claim: 'b' },
+  ],
+  persistentVolumeClaims: [
+    { name: 'a', storageClass: '', volume: 'pv-a' },
+    { name: 'b', storageClass: '', volume: 'pv-b' },
+  ],
+};
 
 export const volumeScenarios: Scenario[] = [
   {
@@ -187,24 +203,25 @@ export const volumeScenarios: Scenario[] = [
       'every score prefers n1). A pod with another volume of the driver fits only n2.',
     orderIndependent: true,
     nodes: [node('n1'), node('n2')],
-    objects: {
-      csiNodes: [
-        { node: 'n1', drivers: { [DRIVER]: 1 } },
-        { node: 'n2', drivers: { [DRIVER]: 2 } },
-      ],
-      persistentVolumes: [
-        { name: 'pv-a', csiDriver: DRIVER, claim: 'a' },
-        { name: 'pv-b', csiDriver: DRIVER, claim: 'b' },
-      ],
-      persistentVolumeClaims: [
-        { name: 'a', storageClass: '', volume: 'pv-a' },
-        { name: 'b', storageClass: '', volume: 'pv-b' },
-      ],
-    },
+    objects: TWO_ATTACH_LIMITS,
     existingPods: [
       existing('holder', 'n1', { spec: claims('a') }),
       existing('busy', 'n2', { requests: { cpu: '2', memory: '4Gi' } }),
     ],
+    pods: [pod('app', { spec: claims('b') })],
+    expect: { unschedulable: [], placements: { app: ['n2'] } },
+  },
+  {
+    name: "a VolumeAttachment no pod uses still takes the node's attach slot",
+    area: 'NodeVolumeLimits',
+    description:
+      'CSINode n1 allows 1 volume of the driver, and a VolumeAttachment holds volume a there though no pod ' +
+      'uses it (a detach still pending); n2 allows 2 and is busier (so every score prefers n1). A pod with ' +
+      "volume b fits only n2: upstream counts the node's VolumeAttachments with its pods' volumes.",
+    orderIndependent: true,
+    nodes: [node('n1'), node('n2')],
+    objects: { ...TWO_ATTACH_LIMITS, volumeAttachments: [{ node: 'n1', volume: 'pv-a' }] },
+    existingPods: [existing('busy', 'n2', { requests: { cpu: '2', memory: '4Gi' } })],
     pods: [pod('app', { spec: claims('b') })],
     expect: { unschedulable: [], placements: { app: ['n2'] } },
   },
