@@ -35,6 +35,8 @@ import { UserPortGate } from './server/user-port-gate.js';
 export const VERSION = '0.1.0';
 
 const USER_CLIENT_CA_FLAG = '--user-client-ca-file';
+/** A component's stop taking longer than this is logged (the whole stop has 25 s: main.ts). */
+const SLOW_STOP_MS = 2000;
 
 /** What every component is built from (each component.ts takes the part it needs). */
 export interface GatewayContext extends ComponentContext {
@@ -261,11 +263,15 @@ export async function startGateway(
     stopped ??= (async () => {
       gwLog.info('gateway stopping');
       for (const c of [...components].reverse()) {
+        const began = Date.now();
         try {
           await c.stop?.();
         } catch (err) {
           gwLog.warn({ err, component: c.name }, 'component stop failed');
         }
+        // A stop that nears main.ts's forced exit should say which part held it.
+        const ms = Date.now() - began;
+        if (ms > SLOW_STOP_MS) gwLog.warn({ component: c.name, ms }, 'component stop was slow');
       }
       // Only now release the lease: the scheduler has finished its binds, so a successor's cache
       // sees every placement we made before it schedules.

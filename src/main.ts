@@ -6,6 +6,13 @@ import { allComponents } from './components.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './server/log.js';
 
+/**
+ * A stop still running after this exits 1: under the Deployment's 30 s terminationGracePeriodSeconds, so
+ * the process ends itself (and says so) before the kubelet's SIGKILL. The scheduler finishes its binds
+ * and the lease is released first, which on a loaded API server can take several seconds.
+ */
+const FORCE_EXIT_MS = 25_000;
+
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
@@ -27,7 +34,10 @@ async function main(): Promise<void> {
     process.on(sig, () => {
       if (++signals > 1) process.exit(1);
       log.info({ signal: sig, started: gateway !== undefined }, 'shutting down');
-      const force = setTimeout(() => process.exit(1), 10_000);
+      const force = setTimeout(() => {
+        log.error({ signal: sig, afterMs: FORCE_EXIT_MS }, 'shutdown did not finish in time; exiting');
+        process.exit(1);
+      }, FORCE_EXIT_MS);
       force.unref();
       if (gateway) void gateway.stop().then(() => process.exit(0));
       else aborting.abort(new Error(`${sig} during start`));
