@@ -11,6 +11,7 @@
 //
 //   npx tsx test/bench/quality.bench.ts [--nodes 100] [--pods 300] [--churn-seconds 120] [--factor 0.8]
 import type { ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
@@ -229,6 +230,14 @@ export async function runQualityBench(opts: QualityOptions): Promise<BenchReport
       logFile,
       timeoutMs: 90_000,
     });
+    // Its cache may have synced while the aggregator still called metrics.k8s.io unavailable: until its
+    // next discovery (60 s) it would place by requests alone, blind to the busy nodes. Wait for the line.
+    const servedBy = Date.now() + 90_000;
+    while (!(await readFile(logFile, 'utf8').catch(() => '')).includes('metrics.k8s.io is served')) {
+      if (Date.now() > servedBy)
+        throw new Error(`the gateway never found metrics.k8s.io served (${logFile})`);
+      await sleep(500);
+    }
     await sleep(5000); // a metrics poll after the first samples
 
     const create = async (pool: PoolState, count: number) => {
