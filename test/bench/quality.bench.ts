@@ -11,7 +11,6 @@
 //
 //   npx tsx test/bench/quality.bench.ts [--nodes 100] [--pods 300] [--churn-seconds 120] [--factor 0.8]
 import type { ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
@@ -220,6 +219,7 @@ export async function runQualityBench(opts: QualityOptions): Promise<BenchReport
         '--leader-elect=false',
         '--install-crd=false',
         '--metrics-poll-seconds=2',
+        '--anonymous-user-port=true', // reads /api/node-load without a token (loopback only)
         '--log-level=info',
       ],
       { logFile },
@@ -230,12 +230,21 @@ export async function runQualityBench(opts: QualityOptions): Promise<BenchReport
       logFile,
       timeoutMs: 90_000,
     });
-    // Its cache may have synced while the aggregator still called metrics.k8s.io unavailable: until its
-    // next discovery (60 s) it would place by requests alone, blind to the busy nodes. Wait for the line.
+    // Its cache may have synced before metrics.k8s.io answered (an APIService registered but not yet
+    // available is "served" and its poll fails): until a poll succeeds it would place by requests alone,
+    // blind to the busy nodes. Wait until it reads every node of its pool from metrics.
+    const fromMetrics = async () => {
+      const res = await fetch(`http://127.0.0.1:${httpPort}/api/node-load`).catch(() => undefined);
+      if (!res?.ok) return false;
+      const body = (await res.json()) as { nodes: { name: string; source: string; metricsStale: boolean }[] };
+      const mine = new Set(pools.nodeload.nodes);
+      const read = body.nodes.filter((n) => mine.has(n.name) && n.source !== 'requests' && !n.metricsStale);
+      return read.length === mine.size;
+    };
     const servedBy = Date.now() + 90_000;
-    while (!(await readFile(logFile, 'utf8').catch(() => '')).includes('metrics.k8s.io is served')) {
+    while (!(await fromMetrics())) {
       if (Date.now() > servedBy)
-        throw new Error(`the gateway never found metrics.k8s.io served (${logFile})`);
+        throw new Error(`the gateway never read its nodes from metrics (${logFile})`);
       await sleep(500);
     }
     await sleep(5000); // a metrics poll after the first samples
