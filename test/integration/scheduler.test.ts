@@ -23,6 +23,7 @@ import { ensureCrd } from '../../src/operator/install-crd.js';
 import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js';
 import { schedulerComponent } from '../../src/scheduler/component.js';
 import type { Decision } from '../../src/scheduler/explain.js';
+import { ERR_RESOURCE_CLAIMS } from '../../src/scheduler/plugins/dynamic-resources.js';
 import type { Scheduler } from '../../src/scheduler/scheduler.js';
 import { createFakeNodes } from '../cluster/nodes.js';
 import {
@@ -333,6 +334,24 @@ describe('scheduler', () => {
     expect(scheduled).toHaveLength(480);
     expect(new Set(scheduled.map((d) => d.pod)).size).toBe(480);
   }, 180_000);
+
+  it('refuses a pod with ResourceClaims sent to it directly, saying kube-scheduler must place it', async () => {
+    const { pool } = await nodePool('it-dra', 1, { cpu: 2, memory: '4Gi', pods: 10 });
+    const body = podBody('claims-gpu', { pool, cpu: '100m' });
+    body.spec = {
+      ...body.spec,
+      resourceClaims: [{ name: 'gpu', resourceClaimName: 'gpu' }],
+    } as V1Pod['spec'];
+    await createPods([body]);
+    const condition = await waitFor('PodScheduled=False', async () => {
+      const p = await coreApi().readNamespacedPod({ name: 'claims-gpu', namespace: ns.name });
+      return p.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
+    });
+    expect(condition.reason).toBe('Unschedulable');
+    expect(condition.message).toContain(ERR_RESOURCE_CLAIMS);
+    const p = await coreApi().readNamespacedPod({ name: 'claims-gpu', namespace: ns.name });
+    expect(p.spec?.nodeName).toBeUndefined();
+  });
 
   it('marks an unschedulable pod, emits FailedScheduling, and schedules it once a node frees up', async () => {
     const { pool, names } = await nodePool('it-wait', 1, { cpu: 2, memory: '4Gi', pods: 10 });

@@ -17,6 +17,7 @@ export const PLUGIN = {
   VolumeBinding: 'VolumeBinding',
   VolumeZone: 'VolumeZone',
   NodeDeclaredFeatures: 'NodeDeclaredFeatures',
+  DynamicResources: 'DynamicResources',
   DefaultPreemption: 'DefaultPreemption',
   DefaultBinder: 'DefaultBinder',
   NodeLoadRules: 'NodeLoadRules',

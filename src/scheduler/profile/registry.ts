@@ -10,6 +10,7 @@ import type { BurstView } from '../placement-log.js';
 import { balancedAllocation } from '../plugins/balanced-allocation.js';
 import { burstGuard } from '../plugins/burst-guard.js';
 import { type DefaultPreemptionArgs, defaultPreemption } from '../plugins/default-preemption.js';
+import { dynamicResources } from '../plugins/dynamic-resources.js';
 import { imageLocality } from '../plugins/image-locality.js';
 import { interPodAffinity } from '../plugins/inter-pod-affinity.js';
 import { loadAware } from '../plugins/load-aware.js';
@@ -77,6 +78,7 @@ export const PLUGIN_FACTORIES: Readonly<Record<string, Factory>> = {
     balancedAllocation(a?.resources?.map((r: { name: string }) => r.name)),
   [PLUGIN.ImageLocality]: () => imageLocality(),
   [PLUGIN.NodeDeclaredFeatures]: () => nodeDeclaredFeatures(),
+  [PLUGIN.DynamicResources]: () => dynamicResources(),
   [PLUGIN.NodeLoadRules]: () => nodeLoadRules(),
   [PLUGIN.BurstGuard]: (_a, deps) =>
     burstGuard({ placements: deps.placements, ...(deps.burst ? { limit: deps.burst } : {}) }),
@@ -105,6 +107,8 @@ export const DEFAULT_PLUGINS: readonly { name: string; weight?: number }[] = [
   { name: PLUGIN.VolumeZone },
   { name: PLUGIN.PodTopologySpread, weight: 2 },
   { name: PLUGIN.InterPodAffinity, weight: 2 },
+  // Upstream's applyDynamicResources puts it before DefaultPreemption; nodeload's only refuses claims.
+  { name: PLUGIN.DynamicResources },
   { name: PLUGIN.NodeResourcesBalancedAllocation, weight: 1 },
   { name: PLUGIN.ImageLocality, weight: 1 },
   // Appended by upstream's applyFeatureGates (NodeDeclaredFeatures, beta and on in v1.36): its Filter
