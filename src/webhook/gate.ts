@@ -30,11 +30,13 @@ function list(v: unknown): Json[] {
 
 const SHOWN = 3;
 
-/** `ResourceClaim "a"`, `ResourceClaims "a", "b", "c" and 2 more`. */
-function named(singular: string, plural: string, names: string[]): string {
-  const shown = names.slice(0, SHOWN).map((n) => `"${n.slice(0, 253)}"`);
-  const more = names.length > SHOWN ? ` and ${names.length - SHOWN} more` : '';
-  return `${names.length === 1 ? singular : plural} ${shown.join(', ')}${more}`;
+const quoted = (name: string) => `"${name.slice(0, 253)}"`;
+
+/** `ResourceClaim "a"`, `ResourceClaims "a", "b", "c" and 2 more` (items as `show` writes them). */
+function named<T>(singular: string, plural: string, items: T[], show: (item: T) => string): string {
+  const shown = items.slice(0, SHOWN).map(show);
+  const more = items.length > SHOWN ? ` and ${items.length - SHOWN} more` : '';
+  return `${items.length === 1 ? singular : plural} ${shown.join(', ')}${more}`;
 }
 
 function names(items: Json[], pick: (item: Json) => unknown): string[] {
@@ -62,9 +64,6 @@ export interface UnsupportedCheck {
   check(spec: Record<string, Json>, cluster: GateContext): string | undefined;
 }
 
-// Names NodeResourcesFit always handles itself; any other a container asks for may be DRA-backed.
-const NATIVE = new Set(['cpu', 'memory', 'ephemeral-storage', 'pods']);
-
 /**
  * The extended resources the pod asks for that a DeviceClass backs: resource → class. Upstream reads the
  * pod's requests (containers, init containers, RuntimeClass overhead) and skips zero amounts; limits are
@@ -76,7 +75,8 @@ function draExtendedResources(spec: Record<string, Json>, cluster: GateContext):
   const add = (amounts: unknown) => {
     if (!isObject(amounts)) return;
     for (const [name, amount] of Object.entries(amounts)) {
-      if (NATIVE.has(name) || name.startsWith('hugepages-') || out.has(name)) continue;
+      // Extended resources are domain-prefixed; cpu, memory, hugepages-* and the like never are.
+      if (!name.includes('/') || out.has(name)) continue;
       if (!((parseQuantity(amount) ?? 0) > 0)) continue;
       const cls = cluster.deviceClassFor?.(name);
       if (cls !== undefined) out.set(name, cls);
@@ -105,7 +105,9 @@ export const UNSUPPORTED: readonly UnsupportedCheck[] = [
     permanent: true,
     check(spec) {
       const claims = names(list(spec.resourceClaims), (c) => c.name ?? '');
-      return claims.length ? `pod uses ${named('ResourceClaim', 'ResourceClaims', claims)}` : undefined;
+      return claims.length
+        ? `pod uses ${named('ResourceClaim', 'ResourceClaims', claims, quoted)}`
+        : undefined;
     },
   },
   {
@@ -114,10 +116,10 @@ export const UNSUPPORTED: readonly UnsupportedCheck[] = [
     check(spec, cluster) {
       const backed = draExtendedResources(spec, cluster);
       if (backed.size === 0) return undefined;
-      const pairs = [...backed].map(([r, c]) => `"${r.slice(0, 253)}" (DeviceClass "${c.slice(0, 253)}")`);
-      const more = pairs.length > SHOWN ? ` and ${pairs.length - SHOWN} more` : '';
-      const noun = pairs.length === 1 ? 'extended resource' : 'extended resources';
-      return `pod requests ${noun} ${pairs.slice(0, SHOWN).join(', ')}${more} served by Dynamic Resource Allocation`;
+      const what = named('extended resource', 'extended resources', [...backed], ([r, c]) => {
+        return `${quoted(r)} (DeviceClass ${quoted(c)})`;
+      });
+      return `pod requests ${what} served by Dynamic Resource Allocation`;
     },
   },
 ];
