@@ -10,6 +10,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { EventBus } from '../events/bus.js';
+import { ByNamespace } from './by-namespace.js';
 import { toNamespaceInfo, toNodeInfo, toPodInfo } from './convert.js';
 import {
   toClaimInfo,
@@ -20,6 +21,7 @@ import {
   toVolumeAttachmentInfo,
   toVolumeInfo,
 } from './convert-storage.js';
+import { toLabelSelectorInfo, toMapSelectorInfo } from './convert-workloads.js';
 import {
   type InformerHandlers,
   type InformerStats,
@@ -43,6 +45,7 @@ import type {
   StorageClassInfo,
   VolumeAttachmentInfo,
   VolumeInfo,
+  WorkloadSelectorInfo,
 } from './model.js';
 import { podKey } from './model.js';
 import { PodIndex } from './pod-index.js';
@@ -91,8 +94,9 @@ export interface ClusterCacheOptions<R extends NamespacedObject = NamespacedObje
   discoveryIntervalSeconds?: number;
   /**
    * Also watch PVCs, PVs, StorageClasses, CSINodes, VolumeAttachments and PodDisruptionBudgets (the
-   * scheduler's volume and preemption plugins read them) and DeviceClasses (the webhook's gate). Default
-   * false.
+   * scheduler's volume and preemption plugins read them), Services, ReplicationControllers, ReplicaSets
+   * and StatefulSets (their selectors: PodTopologySpread's default constraints) and DeviceClasses (the
+   * webhook's gate). Default false.
    */
   storage?: boolean;
   /** Replaces the informers (unit tests drive the handlers directly). */
@@ -119,6 +123,10 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
   private readonly attachmentMap = new Map<string, VolumeAttachmentInfo>();
   private readonly deviceClassMap = new Map<string, DeviceClassInfo>();
   private readonly budgetMap = new Map<string, DisruptionBudgetInfo>();
+  private readonly serviceMap = new ByNamespace<WorkloadSelectorInfo>();
+  private readonly rcMap = new Map<string, WorkloadSelectorInfo>();
+  private readonly replicaSetMap = new Map<string, WorkloadSelectorInfo>();
+  private readonly statefulSetMap = new Map<string, WorkloadSelectorInfo>();
 
   private readonly log: Logger;
   private readonly factory: InformerFactory;
@@ -202,6 +210,23 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
   /** PodDisruptionBudgets by namespace/name (storage: true). */
   get disruptionBudgets(): ReadonlyMap<string, DisruptionBudgetInfo> {
     return this.budgetMap;
+  }
+
+  /** Services' selectors by namespace/name (storage: true), listed per namespace too. */
+  get services(): ByNamespace<WorkloadSelectorInfo> {
+    return this.serviceMap;
+  }
+
+  get replicationControllers(): ReadonlyMap<string, WorkloadSelectorInfo> {
+    return this.rcMap;
+  }
+
+  get replicaSets(): ReadonlyMap<string, WorkloadSelectorInfo> {
+    return this.replicaSetMap;
+  }
+
+  get statefulSets(): ReadonlyMap<string, WorkloadSelectorInfo> {
+    return this.statefulSetMap;
   }
 
   /** Whether the storage kinds are watched. */
@@ -292,6 +317,16 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
         [
           this.spec('poddisruptionbudgets'),
           this.store('disruptionBudget', this.budgetMap, toDisruptionBudgetInfo, nsKey),
+        ],
+        [this.spec('services'), this.store('service', this.serviceMap, toMapSelectorInfo, nsKey)],
+        [
+          this.spec('replicationcontrollers'),
+          this.store('replicationController', this.rcMap, toMapSelectorInfo, nsKey),
+        ],
+        [this.spec('replicasets'), this.store('replicaSet', this.replicaSetMap, toLabelSelectorInfo, nsKey)],
+        [
+          this.spec('statefulsets'),
+          this.store('statefulSet', this.statefulSetMap, toLabelSelectorInfo, nsKey),
         ],
       );
     }
@@ -429,7 +464,11 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
       | 'csiNode'
       | 'volumeAttachment'
       | 'deviceClass'
-      | 'disruptionBudget',
+      | 'disruptionBudget'
+      | 'service'
+      | 'replicationController'
+      | 'replicaSet'
+      | 'statefulSet',
   >(
     topic: K,
     map: Map<string, NonNullable<ClusterTopics<R>[K]['new']>>,

@@ -31,7 +31,8 @@ function strings(v: unknown): string[] {
   return Array.isArray(v) ? v.map(String) : [];
 }
 
-function selector(v: Json): LabelSelector | undefined {
+/** A metav1.LabelSelector; undefined when absent (nil). */
+export function toLabelSelector(v: Json): LabelSelector | undefined {
   if (!v || typeof v !== 'object') return undefined;
   const out: LabelSelector = {};
   if (v.matchLabels) out.matchLabels = strMap(v.matchLabels);
@@ -70,7 +71,7 @@ export function toClaimInfo(o: Json): ClaimInfo {
     deleting: Boolean(meta.deletionTimestamp),
   };
   if (typeof spec.storageClassName === 'string') claim.storageClassName = spec.storageClassName;
-  const sel = selector(spec.selector);
+  const sel = toLabelSelector(spec.selector);
   if (sel) claim.selector = sel;
   return claim;
 }
@@ -181,7 +182,7 @@ export function toDisruptionBudgetInfo(o: Json): DisruptionBudgetInfo {
     resourceVersion: meta.resourceVersion ?? '',
     disruptionsAllowed: Number(o?.status?.disruptionsAllowed) || 0,
   };
-  const sel = selector(o?.spec?.selector);
+  const sel = toLabelSelector(o?.spec?.selector);
   if (sel) pdb.selector = sel;
   return pdb;
 }

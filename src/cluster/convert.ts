@@ -19,6 +19,7 @@ import type {
   PodVolume,
   PreferredSchedulingTerm,
   ResourceList,
+  SelectorControllerKind,
   Taint,
   Toleration,
   TopologySpreadConstraint,
@@ -255,6 +256,19 @@ function containerImages(spec: Json): string[] {
   return out;
 }
 
+/** The GroupVersionKinds helper.DefaultSelector reads a controller of (matched exactly, as upstream). */
+const SELECTOR_CONTROLLERS: ReadonlyMap<string, SelectorControllerKind> = new Map([
+  ['v1/ReplicationController', 'ReplicationController'],
+  ['apps/v1/ReplicaSet', 'ReplicaSet'],
+  ['apps/v1/StatefulSet', 'StatefulSet'],
+]);
+
+function selectorControllerOf(owner: Json): { selectorController?: SelectorControllerKind } {
+  if (owner?.controller !== true) return {};
+  const kind = SELECTOR_CONTROLLERS.get(`${owner.apiVersion}/${owner.kind}`);
+  return kind ? { selectorController: kind } : {};
+}
+
 export function toPodInfo(pod: Json): PodInfo {
   const spec = pod?.spec ?? {};
   const meta = pod?.metadata ?? {};
@@ -288,6 +302,7 @@ export function toPodInfo(pod: Json): PodInfo {
     noRequests: !hasAnyRequest,
     ownerKind: owner?.kind ?? '',
     ownerName: owner?.name ?? '',
+    ...selectorControllerOf(owner),
     isDaemonSetPod: owner?.kind === 'DaemonSet',
     schedulingGated: Array.isArray(spec.schedulingGates) && spec.schedulingGates.length > 0,
     terminal: phase === 'Succeeded' || phase === 'Failed',

@@ -3,6 +3,7 @@
  * metrics.k8s.io is served. The informers watch the same paths; these supply their lists.
  */
 import {
+  AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
@@ -19,7 +20,11 @@ export type ResourceName =
   | 'namespaces'
   | 'nodeloadrules'
   | 'nodemetrics'
-  | StorageResourceName;
+  | StorageResourceName
+  | WorkloadResourceName;
+
+/** What PodTopologySpread's default selector reads (their selectors only); watched with the storage kinds. */
+export type WorkloadResourceName = 'services' | 'replicationcontrollers' | 'replicasets' | 'statefulsets';
 
 /**
  * What the volume and preemption plugins (and the webhook's gate: DeviceClasses) read; watched when the
@@ -53,6 +58,10 @@ const CORE_PATHS = {
   deviceclasses: '/apis/resource.k8s.io/v1/deviceclasses',
   poddisruptionbudgets: '/apis/policy/v1/poddisruptionbudgets',
   nodemetrics: '/apis/metrics.k8s.io/v1beta1/nodes',
+  services: '/api/v1/services',
+  replicationcontrollers: '/api/v1/replicationcontrollers',
+  replicasets: '/apis/apps/v1/replicasets',
+  statefulsets: '/apis/apps/v1/statefulsets',
 } as const;
 
 const METRICS_GROUP = 'metrics.k8s.io';
@@ -96,6 +105,7 @@ export class ApiListers {
   private storage: StorageV1Api | undefined;
   private policy: PolicyV1Api | undefined;
   private resource: ResourceV1Api | undefined;
+  private apps: AppsV1Api | undefined;
 
   constructor(
     private readonly kubeConfig: KubeConfig,
@@ -146,6 +156,26 @@ export class ApiListers {
         return () =>
           listAllPages((cont) =>
             this.policyApi().listPodDisruptionBudgetForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
+          );
+      case 'services':
+        return () =>
+          listAllPages((cont) =>
+            this.coreApi().listServiceForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
+          );
+      case 'replicationcontrollers':
+        return () =>
+          listAllPages((cont) =>
+            this.coreApi().listReplicationControllerForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
+          );
+      case 'replicasets':
+        return () =>
+          listAllPages((cont) =>
+            this.appsApi().listReplicaSetForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
+          );
+      case 'statefulsets':
+        return () =>
+          listAllPages((cont) =>
+            this.appsApi().listStatefulSetForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
           );
       case 'nodeloadrules':
         return () =>
@@ -207,6 +237,11 @@ export class ApiListers {
   private resourceApi(): ResourceV1Api {
     this.resource ??= this.kubeConfig.makeApiClient(ResourceV1Api);
     return this.resource;
+  }
+
+  private appsApi(): AppsV1Api {
+    this.apps ??= this.kubeConfig.makeApiClient(AppsV1Api);
+    return this.apps;
   }
 
   private customApi(): CustomObjectsApi {

@@ -159,6 +159,12 @@ export interface PodInfo {
   noRequests: boolean;
   ownerKind: string;
   ownerName: string;
+  /**
+   * The pod's controller (the ownerReference with `controller: true`, exact apiVersion) when it is one of
+   * the kinds whose selector kube-scheduler's default spreading reads (helper.DefaultSelector); its name
+   * is `ownerName`.
+   */
+  selectorController?: SelectorControllerKind;
   isDaemonSetPod: boolean;
   /** spec.schedulingGates is not empty: no scheduler may place the pod yet. */
   schedulingGated: boolean;
@@ -327,4 +333,22 @@ export interface DisruptionBudgetInfo {
   selector?: LabelSelector;
   /** status.disruptionsAllowed. */
   disruptionsAllowed: number;
+}
+
+/** Controllers whose selector PodTopologySpread's default constraints use (v1 RC, apps/v1 RS and StatefulSet). */
+export type SelectorControllerKind = 'ReplicationController' | 'ReplicaSet' | 'StatefulSet';
+
+/**
+ * A Service, ReplicationController, ReplicaSet or StatefulSet as PodTopologySpread's default selector
+ * reads it: only its selector.
+ */
+export interface WorkloadSelectorInfo {
+  namespace: string;
+  name: string;
+  resourceVersion: string;
+  /**
+   * Undefined selects nothing (a Service without one, a nil LabelSelector); a Service's or an RC's map
+   * is its `matchLabels`.
+   */
+  selector?: LabelSelector;
 }

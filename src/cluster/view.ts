@@ -5,6 +5,7 @@
  * contract only, not on the informers behind it.
  */
 import type { Subscribable } from '../events/bus.js';
+import type { ByNamespaceView } from './by-namespace.js';
 import type { KubeObject } from './kube-object.js';
 import type {
   ClaimInfo,
@@ -18,6 +19,7 @@ import type {
   StorageClassInfo,
   VolumeAttachmentInfo,
   VolumeInfo,
+  WorkloadSelectorInfo,
 } from './model.js';
 
 export type ChangeType = 'add' | 'update' | 'delete';
@@ -53,6 +55,10 @@ export type ClusterTopics<R extends NamespacedObject = NamespacedObject> = {
   volumeAttachment: Change<VolumeAttachmentInfo>;
   deviceClass: Change<DeviceClassInfo>;
   disruptionBudget: Change<DisruptionBudgetInfo>;
+  service: Change<WorkloadSelectorInfo>;
+  replicationController: Change<WorkloadSelectorInfo>;
+  replicaSet: Change<WorkloadSelectorInfo>;
+  statefulSet: Change<WorkloadSelectorInfo>;
   rule: Change<RuleEntry<R>>;
   metrics: Change<NodeMetricsInfo>;
   /** metrics.k8s.io became served or stopped being served (LoadOptions.metricsServed changes). */
@@ -95,6 +101,11 @@ export interface ClusterView<R extends NamespacedObject = NamespacedObject> {
   readonly deviceClasses: ReadonlyMap<string, DeviceClassInfo>;
   /** By namespace/name. */
   readonly disruptionBudgets: ReadonlyMap<string, DisruptionBudgetInfo>;
+  // What PodTopologySpread's default selector reads (also with `storage: true`), by namespace/name.
+  readonly services: ByNamespaceView<WorkloadSelectorInfo>;
+  readonly replicationControllers: ReadonlyMap<string, WorkloadSelectorInfo>;
+  readonly replicaSets: ReadonlyMap<string, WorkloadSelectorInfo>;
+  readonly statefulSets: ReadonlyMap<string, WorkloadSelectorInfo>;
   /** Node metrics by node name (metrics.k8s.io, polled). */
   readonly metrics: ReadonlyMap<string, NodeMetricsInfo>;
   /** Whether metrics.k8s.io serves node metrics (the `metricsServed` topic says when it changes). */

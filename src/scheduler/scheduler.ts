@@ -92,6 +92,7 @@ export class Scheduler {
       ...(deps.volumeBinder ? { volumeBinder: deps.volumeBinder } : {}),
       onVolumeRollbackError: (err) => this.log.warn({ err }, 'rolling back volume binding writes failed'),
       disruptionBudgets: () => deps.cache.disruptionBudgets.values(),
+      workloads: deps.cache,
     };
     this.profile = deps.profile ?? buildProfile(this.opts.schedulerName, this.opts.profileConfig, pluginDeps);
     const bindBucket = new TokenBucket({ qps: this.opts.bindQps, burst: this.opts.bindBurst, now: this.now });

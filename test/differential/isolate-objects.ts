@@ -7,6 +7,7 @@ import type {
   V1PersistentVolumeClaim,
   V1PodDisruptionBudget,
   V1PriorityClass,
+  V1Service,
   V1StorageClass,
   V1VolumeAttachment,
 } from '@kubernetes/client-node';
@@ -31,6 +32,7 @@ export interface RunObjects {
   claims: V1PersistentVolumeClaim[];
   priorityClasses: V1PriorityClass[];
   budgets: V1PodDisruptionBudget[];
+  services: V1Service[];
   csiNodes: V1CSINode[];
   volumeAttachments: V1VolumeAttachment[];
   /** The provisioner name of the run's 'dynamic' classes; undefined when none is dynamic. */
@@ -133,6 +135,12 @@ export function runObjects(iso: RunNames, o: ScenarioObjects): RunObjects {
         ...(b.minAvailable !== undefined ? { minAvailable: b.minAvailable } : {}),
         ...(b.maxUnavailable !== undefined ? { maxUnavailable: b.maxUnavailable } : {}),
       },
+    })),
+    services: (o.services ?? []).map((svc) => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: svc.name, namespace: iso.namespace(svc.namespace) },
+      spec: { clusterIP: 'None', selector: iso.labels(svc.selector), ports: [{ name: 'http', port: 80 }] },
     })),
     csiNodes: (o.csiNodes ?? []).map((c) => ({
       apiVersion: 'storage.k8s.io/v1',

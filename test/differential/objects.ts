@@ -70,7 +70,10 @@ export class RunObjectsLifecycle {
     }
   }
 
+  /** Namespaced selectors (Services, PodDisruptionBudgets): before the existing pods. */
   async createBudgets(): Promise<void> {
+    for (const body of this.objects.services)
+      await this.core.createNamespacedService({ namespace: body.metadata?.namespace as string, body });
     for (const body of this.objects.budgets)
       await this.policy.createNamespacedPodDisruptionBudget({
         namespace: body.metadata?.namespace as string,

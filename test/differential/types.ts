@@ -150,8 +150,19 @@ export interface VolumeAttachmentDef {
   attacher?: string;
 }
 
+/**
+ * A Service (headless: the selector is all that matters): PodTopologySpread's default constraints
+ * spread the pods it selects.
+ */
+export interface ServiceDef {
+  name: string;
+  namespace?: string;
+  selector: Record<string, string>;
+}
+
 /** Storage and priority objects of a scenario, created before the existing pods. */
 export interface ScenarioObjects {
+  services?: ServiceDef[];
   storageClasses?: StorageClassDef[];
   persistentVolumes?: VolumeDef[];
   persistentVolumeClaims?: ClaimDef[];

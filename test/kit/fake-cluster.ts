@@ -5,6 +5,8 @@
  * ClusterCache use graphql/testing.ts's FixtureCluster, which drives the real cache through fake
  * informers.)
  */
+
+import { ByNamespace } from '../../src/cluster/by-namespace.js';
 import type {
   ClaimInfo,
   CsiNodeInfo,
@@ -17,6 +19,7 @@ import type {
   StorageClassInfo,
   VolumeAttachmentInfo,
   VolumeInfo,
+  WorkloadSelectorInfo,
 } from '../../src/cluster/model.js';
 import { podKey } from '../../src/cluster/model.js';
 import type { ClusterView } from '../../src/cluster/view.js';
@@ -47,6 +50,10 @@ export class FakeCluster implements ClusterView<NodeLoadRule> {
   readonly volumeAttachments = new Map<string, VolumeAttachmentInfo>();
   readonly deviceClasses = new Map<string, DeviceClassInfo>();
   readonly disruptionBudgets = new Map<string, DisruptionBudgetInfo>();
+  readonly services = new ByNamespace<WorkloadSelectorInfo>();
+  readonly replicationControllers = new Map<string, WorkloadSelectorInfo>();
+  readonly replicaSets = new Map<string, WorkloadSelectorInfo>();
+  readonly statefulSets = new Map<string, WorkloadSelectorInfo>();
   readonly metrics = new Map<string, NodeMetricsInfo>();
   readonly metricsServed = false;
   private rv = 100;

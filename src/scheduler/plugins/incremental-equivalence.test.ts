@@ -14,6 +14,7 @@ import { DEFAULT_LOAD_OPTIONS } from '../../load/types.js';
 import { Snapshot } from '../framework/snapshot.js';
 import { type CycleContext, CycleState } from '../framework/types.js';
 import type { NodeVerdict } from '../framework/verdict.js';
+import { workloadSelectors } from './default-selector.testing.js';
 import {
   FILTER_STATE_KEY,
   type InterPodAffinityFilterState,
@@ -105,7 +106,11 @@ function randomPod(r: Rng, node?: string): PodInfo {
       uid: `uid-${name}`,
       labels,
       ...(r.chance(0.4)
-        ? { ownerReferences: [{ kind: 'ReplicaSet', name: `rs-${r.pick(APPS)}`, controller: true }] }
+        ? {
+            ownerReferences: [
+              { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `rs-${r.pick(APPS)}`, controller: true },
+            ],
+          }
         : {}),
       ...(r.chance(0.05) ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
     },
@@ -265,7 +270,17 @@ function ctxOf(w: World, pod: PodInfo): CycleContext {
 }
 
 const ipa = interPodAffinity();
-const pts = podTopologySpread();
+/**
+ * Each namespace's ReplicaSet rs-<app> selects app=<app> (and a pod may carry another app's RS as owner:
+ * its default selector then selects nothing of it); ns-a's Service `front` selects tier=1.
+ */
+const WORKLOADS = workloadSelectors({
+  replicaSets: NAMESPACES.flatMap((ns) =>
+    APPS.map((app) => ({ namespace: ns, name: `rs-${app}`, selector: { matchLabels: { app } } })),
+  ),
+  services: [{ namespace: 'ns-a', name: 'front', selector: { matchLabels: { tier: '1' } } }],
+});
+const pts = podTopologySpread({}, WORKLOADS);
 
 /** PreFilter, then Filter per node: the first failure's code ('' = passes), and the state PreFilter wrote. */
 function filtered(plugin: typeof ipa | typeof pts, ctx: CycleContext) {
@@ -331,10 +346,10 @@ function compare(r: Rng, w: World, pod: PodInfo, where: string): void {
     interPodAffinityScoreByWalk(w.snapshot, pod, ns),
   );
   expect(podTopologySpreadFiltered(ctx), `${where} PodTopologySpread Filter`).toEqual(
-    podTopologySpreadFilterByWalk(w.snapshot, pod, SYSTEM_DEFAULT_CONSTRAINTS),
+    podTopologySpreadFilterByWalk(w.snapshot, pod, SYSTEM_DEFAULT_CONSTRAINTS, WORKLOADS),
   );
   expect(rawScores(pts, ctx, feasible), `${where} PodTopologySpread Score`).toEqual(
-    podTopologySpreadScoreByWalk(w.snapshot, pod, feasible, SYSTEM_DEFAULT_CONSTRAINTS, true),
+    podTopologySpreadScoreByWalk(w.snapshot, pod, feasible, SYSTEM_DEFAULT_CONSTRAINTS, true, WORKLOADS),
   );
 }
 

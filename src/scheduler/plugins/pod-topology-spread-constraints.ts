@@ -7,12 +7,10 @@ import { selectorAnchors, selectorMatches, withMatchLabelKeys } from '../../clus
 import type { NodeInfo, PodInfo, TopologySpreadConstraint } from '../../cluster/model.js';
 import type { Snapshot } from '../framework/snapshot.js';
 import { nodeAffinityMatches, untoleratedTaint } from '../predicates.js';
+import { defaultSelectorOf, type WorkloadSelectors } from './default-selector.js';
 
 export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
 export const LABEL_ZONE = 'topology.kubernetes.io/zone';
-
-/** Owner kinds whose pods get default constraints (upstream: Services too, which nodeload cannot see). */
-const DEFAULTED_OWNER_KINDS = new Set(['ReplicaSet', 'StatefulSet', 'ReplicationController']);
 
 /** Which pods a constraint counts. */
 interface Selector {
@@ -49,14 +47,15 @@ function labelSelectorOf(c: TopologySpreadConstraint, podLabels: Record<string, 
   };
 }
 
-/** nodeload's stand-in for helper.DefaultSelector: the pods of the same controller. */
-function ownerSelectorOf(pod: PodInfo): Selector | undefined {
-  const { namespace, ownerKind, ownerName } = pod;
-  if (!DEFAULTED_OWNER_KINDS.has(ownerKind) || !ownerName) return undefined;
+/** Default constraints count with the pod's default selector (default-selector.ts), undefined when empty. */
+function defaultSelector(pod: PodInfo, workloads: WorkloadSelectors): Selector | undefined {
+  const sel = defaultSelectorOf(pod, workloads);
+  if (!sel) return undefined;
   return {
     countsNone: false,
-    key: `owner:${JSON.stringify([ownerKind, ownerName])}`,
-    matches: (p) => p.namespace === namespace && p.ownerKind === ownerKind && p.ownerName === ownerName,
+    key: `default:${JSON.stringify(sel)}`,
+    anchors: selectorAnchors(sel),
+    matches: (p) => selectorMatches(sel, p.labels),
   };
 }
 
@@ -96,6 +95,7 @@ export function constraintsOf(
   pod: PodInfo,
   action: 'DoNotSchedule' | 'ScheduleAnyway',
   defaults: readonly TopologySpreadConstraint[],
+  workloads: WorkloadSelectors,
 ): Constraint[] {
   if (pod.topologySpreadConstraints.length > 0) {
     return pod.topologySpreadConstraints
@@ -104,7 +104,7 @@ export function constraintsOf(
   }
   const list = defaults.filter((c) => c.whenUnsatisfiable === action);
   if (list.length === 0) return [];
-  const selector = ownerSelectorOf(pod);
+  const selector = defaultSelector(pod, workloads);
   return selector ? list.map((c) => toConstraint(c, selector)) : [];
 }
 

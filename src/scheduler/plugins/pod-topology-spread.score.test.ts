@@ -103,6 +103,22 @@ const scoreCases: ScoreCase[] = [
     want: 'a:16 b:41 c:83 d:100',
   },
   {
+    // hostname weight ln(3 + 2); raw round(count × 1.609 + 2) = 7 / 4 / 2; the zone default adds nothing
+    // on zone-less nodes.
+    name: 'System defaults: a bare pod behind a Service spreads against the pods the Service selects',
+    pod: pod({ labels: 'foo,svc=front' }),
+    nodes: hosts('a', 'b', 'c'),
+    existing: [...pods('a3:svc=front b1:svc=front'), ...pods('c4')],
+    want: 'a:28 b:71 c:100',
+  },
+  {
+    name: "System defaults: pods the ReplicaSet's selector selects count, whatever owns them",
+    pod: pod(rs1),
+    nodes: hosts('a', 'b', 'c'),
+    existing: [...pods('a2', rs1), ...pods('b2:foo,owner=rs1')],
+    want: 'a:40 b:40 c:100',
+  },
+  {
     name: 'hostname, 4/2/1/~3~, 3 of 4 candidates',
     pod: pod({ spread: [soft(1, HOST)] }),
     nodes: hosts('a', 'b', 'x'),
@@ -259,9 +275,10 @@ describe('PodTopologySpread Score', () => {
     const nodes = hosts('a', 'b');
     expect(runScore(nodes, [], [], pod({ spread: [hard(1, HOST)] }), {})).toBe('skip');
     expect(runScore(nodes, [], [], pod(), { defaultingType: 'List' })).toBe('skip');
-    // System defaults only apply to controller-owned pods (nodeload's stand-in for Services/ReplicaSets).
+    // System defaults apply only to pods a Service, RC, ReplicaSet or StatefulSet selects.
     expect(runScore(nodes, [], [], pod(), {})).toBe('skip');
     expect(runScore(nodes, [], [], pod({ owner: ['Job', 'j'] }), {})).toBe('skip');
     expect(runScore(nodes, [], [], pod({ owner: ['StatefulSet', 's'] }), {})).not.toBe('skip');
+    expect(runScore(nodes, [], [], pod({ owner: ['Job', 'j'], labels: 'svc=front' }), {})).not.toBe('skip');
   });
 });

@@ -327,7 +327,7 @@ const filterCases: FilterCase[] = [
     existing: revPods,
     fit: 'a b x y',
   },
-  // Default constraints (List) with nodeload's owner approximation
+  // Default constraints (List) with the pod's default selector (its ReplicaSet's: owner=rs1)
   {
     name: 'List defaults: a ReplicaSet pod spreads against its own ReplicaSet only',
     pod: pod({ owner: ['ReplicaSet', 'rs1'] }),

@@ -5,6 +5,7 @@ import type { NodeInfo, PodInfo } from '../../cluster/model.js';
 import { type CycleContext, CycleState } from '../framework/types.js';
 import type { NodeVerdict } from '../framework/verdict.js';
 import { cycleContext } from '../testing.js';
+import { workloadSelectors } from './default-selector.testing.js';
 import { LABEL_HOSTNAME, type PodTopologySpreadArgs, podTopologySpread } from './pod-topology-spread.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: raw API JSON
@@ -46,9 +47,31 @@ export interface PodOpts {
   spread?: Json[];
   nodeSelector?: Record<string, string>;
   affinity?: [string, string, string[]];
+  /** Controller kind and name; the pod gets the label owner=<name>, which its controller selects. */
   owner?: [string, string];
   terminating?: boolean;
 }
+
+const API_VERSIONS: Record<string, string> = {
+  ReplicaSet: 'apps/v1',
+  StatefulSet: 'apps/v1',
+  ReplicationController: 'v1',
+  Job: 'batch/v1',
+};
+
+/**
+ * In namespace default, the controllers `owner` names (each selects owner=<its name>) and the Service
+ * front (svc=front).
+ */
+export const WORKLOADS = workloadSelectors({
+  services: [{ namespace: 'default', name: 'front', selector: { matchLabels: { svc: 'front' } } }],
+  replicaSets: ['rs1', 'rs2'].map((name) => ({
+    namespace: 'default',
+    name,
+    selector: { matchLabels: { owner: name } },
+  })),
+  statefulSets: [{ namespace: 'default', name: 's', selector: { matchLabels: { owner: 's' } } }],
+});
 
 export function pod(o: PodOpts = {}): PodInfo {
   const req = o.affinity && {
@@ -60,8 +83,10 @@ export function pod(o: PodOpts = {}): PodInfo {
     metadata: {
       name: o.name ?? 'p',
       namespace: o.ns ?? 'default',
-      labels: labelsOf(o.labels ?? 'foo'),
-      ownerReferences: o.owner ? [{ kind: o.owner[0], name: o.owner[1], controller: true }] : undefined,
+      labels: { ...labelsOf(o.labels ?? 'foo'), ...(o.owner ? { owner: o.owner[1] } : {}) },
+      ownerReferences: o.owner
+        ? [{ apiVersion: API_VERSIONS[o.owner[0]], kind: o.owner[0], name: o.owner[1], controller: true }]
+        : undefined,
       deletionTimestamp: o.terminating ? '2026-01-01T00:00:00Z' : undefined,
     },
     spec: {
@@ -111,7 +136,7 @@ export function setup(nodes: NodeInfo[], existing: PodInfo[], p: PodInfo): Cycle
 }
 
 export function runFilter(nodes: NodeInfo[], existing: PodInfo[], p: PodInfo, args?: PodTopologySpreadArgs) {
-  const plugin = podTopologySpread(args);
+  const plugin = podTopologySpread(args, WORKLOADS);
   const ctx = setup(nodes, existing, p);
   const state = new CycleState();
   const pre = plugin.preFilter(state, ctx);
@@ -142,7 +167,7 @@ export function runScore(
   p: PodInfo,
   args?: PodTopologySpreadArgs,
 ) {
-  const plugin = podTopologySpread(args);
+  const plugin = podTopologySpread(args, WORKLOADS);
   const ctx = setup([...candidates, ...failed], existing, p);
   const names = new Set(candidates.map((n) => n.name));
   const feasible = ctx.snapshot.list().filter((n) => names.has(n.name));

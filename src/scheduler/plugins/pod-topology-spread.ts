@@ -3,11 +3,9 @@
  *
  * Constraints: the pod's own topologySpreadConstraints; when it has none at all, the default constraints
  *   (System defaulting: hostname maxSkew 3 + zone maxSkew 5, both ScheduleAnyway; List: args.defaultConstraints).
- *   Upstream gives default constraints the selector helper.DefaultSelector builds from the Services,
- *   ReplicationControllers, ReplicaSets and StatefulSets selecting the pod, and no constraint when that is
- *   empty. nodeload's cache holds none of those objects, so this APPROXIMATES it: a pod whose controller
- *   owner is a ReplicaSet/StatefulSet/ReplicationController gets the selector "pods in the same namespace
- *   with the same ownerKind/ownerName"; any other pod (bare, Job, DaemonSet, Service-only) gets no defaults.
+ *   Default constraints get the selector helper.DefaultSelector builds from the Services,
+ *   ReplicationControllers, ReplicaSets and StatefulSets selecting the pod (default-selector.ts, from the
+ *   shared cache's copies of them), and no constraint at all when that is empty.
  *   Default constraints always use that selector (upstream overwrites the selector, so their matchLabelKeys
  *   are ignored too). Selector of a pod constraint: labelSelector with `key In (pod's value)` ANDed for every
  *   matchLabelKeys key the pod has — the API server has merged these since v1.34
@@ -46,6 +44,7 @@ import type {
   ScorePlugin,
 } from '../framework/types.js';
 import { addReason, type NodeVerdict } from '../framework/verdict.js';
+import { NO_WORKLOADS, type WorkloadSelectors } from './default-selector.js';
 import { PLUGIN } from './names.js';
 import {
   type Constraint,
@@ -120,7 +119,14 @@ export type PodTopologySpreadPlugin = PreFilterPlugin &
   ScorePlugin &
   Required<Pick<ScorePlugin, 'normalizeScore'>>;
 
-export function podTopologySpread(args: PodTopologySpreadArgs = {}): PodTopologySpreadPlugin {
+/**
+ * `workloads`: the Services, ReplicationControllers, ReplicaSets and StatefulSets default constraints
+ * take their selector from (none: no pod gets default constraints).
+ */
+export function podTopologySpread(
+  args: PodTopologySpreadArgs = {},
+  workloads: WorkloadSelectors = NO_WORKLOADS,
+): PodTopologySpreadPlugin {
   const systemDefaulted = (args.defaultingType ?? 'System') === 'System';
   const defaults = systemDefaulted ? SYSTEM_DEFAULT_CONSTRAINTS : (args.defaultConstraints ?? []);
   const eligibleDomains = new EligibleDomains();
@@ -135,7 +141,7 @@ export function podTopologySpread(args: PodTopologySpreadArgs = {}): PodTopology
     preFilter(state, ctx) {
       const pod = ctx.pod;
       const snapshot = ctx.snapshot;
-      const constraints = constraintsOf(pod, 'DoNotSchedule', defaults);
+      const constraints = constraintsOf(pod, 'DoNotSchedule', defaults, workloads);
       if (constraints.length === 0) return { skip: true };
       const counts: Map<string, number>[] = [];
       const domains: number[] = [];
@@ -196,7 +202,7 @@ export function podTopologySpread(args: PodTopologySpreadArgs = {}): PodTopology
       const snapshot = ctx.snapshot;
       if (snapshot.size === 0) return 'skip';
       const pod = ctx.pod;
-      const constraints = constraintsOf(pod, 'ScheduleAnyway', defaults);
+      const constraints = constraintsOf(pod, 'ScheduleAnyway', defaults, workloads);
       if (constraints.length === 0) return 'skip';
       // Only the pod's own (or List) constraints require every key: System defaults still spread by
       // hostname across nodes without a zone label.

@@ -6,6 +6,7 @@
  */
 import type { PodInfo, TopologySpreadConstraint } from '../../cluster/model.js';
 import type { NodeSnapshot, Snapshot } from '../framework/snapshot.js';
+import { NO_WORKLOADS, type WorkloadSelectors } from './default-selector.js';
 import { existingTermMatches, incomingTerms, matchesAll, pair } from './inter-pod-affinity-terms.js';
 import {
   type Constraint,
@@ -157,8 +158,9 @@ export function podTopologySpreadFilterByWalk(
   snapshot: Snapshot,
   pod: PodInfo,
   defaults: readonly TopologySpreadConstraint[],
+  workloads: WorkloadSelectors = NO_WORKLOADS,
 ): PodTopologySpreadWalk | 'skip' {
-  const cs = constraintsOf(pod, 'DoNotSchedule', defaults);
+  const cs = constraintsOf(pod, 'DoNotSchedule', defaults, workloads);
   if (cs.length === 0) return 'skip';
   const counts = cs.map((c) => {
     const m = new Map<string, number>();
@@ -196,8 +198,9 @@ export function podTopologySpreadScoreByWalk(
   feasible: readonly NodeSnapshot[],
   defaults: readonly TopologySpreadConstraint[],
   systemDefaulted: boolean,
+  workloads: WorkloadSelectors = NO_WORKLOADS,
 ): number[] | 'skip' {
-  const cs = constraintsOf(pod, 'ScheduleAnyway', defaults);
+  const cs = constraintsOf(pod, 'ScheduleAnyway', defaults, workloads);
   if (snapshot.size === 0 || cs.length === 0) return 'skip';
   const requireAll = pod.topologySpreadConstraints.length > 0 || !systemDefaulted;
   const counted = (n: NodeSnapshot) => !requireAll || hasAllKeys(n.node?.labels ?? {}, cs);

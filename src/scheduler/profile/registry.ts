@@ -10,6 +10,7 @@ import type { BurstView } from '../placement-log.js';
 import { balancedAllocation } from '../plugins/balanced-allocation.js';
 import { burstGuard } from '../plugins/burst-guard.js';
 import { type DefaultPreemptionArgs, defaultPreemption } from '../plugins/default-preemption.js';
+import type { WorkloadSelectors } from '../plugins/default-selector.js';
 import { dynamicResources } from '../plugins/dynamic-resources.js';
 import { imageLocality } from '../plugins/image-locality.js';
 import { interPodAffinity } from '../plugins/inter-pod-affinity.js';
@@ -48,6 +49,8 @@ export interface PluginDeps {
   onVolumeRollbackError?: (err: unknown) => void;
   /** PodDisruptionBudgets (the shared cache's) for DefaultPreemption. */
   disruptionBudgets?: () => Iterable<DisruptionBudgetInfo>;
+  /** Services, RCs, ReplicaSets, StatefulSets (the shared cache's): PodTopologySpread's default selector. */
+  workloads?: WorkloadSelectors;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: plugin args are user-written YAML, validated by each factory.
@@ -72,7 +75,7 @@ export const PLUGIN_FACTORIES: Readonly<Record<string, Factory>> = {
       ...(deps.onVolumeRollbackError ? { onRollbackError: deps.onVolumeRollbackError } : {}),
     }),
   [PLUGIN.VolumeZone]: (_a, deps) => volumeZone(deps.storage ?? EMPTY_STORAGE),
-  [PLUGIN.PodTopologySpread]: (a) => podTopologySpread(a),
+  [PLUGIN.PodTopologySpread]: (a, deps) => podTopologySpread(a, deps.workloads),
   [PLUGIN.InterPodAffinity]: (a) => interPodAffinity(a),
   [PLUGIN.NodeResourcesBalancedAllocation]: (a) =>
     balancedAllocation(a?.resources?.map((r: { name: string }) => r.name)),

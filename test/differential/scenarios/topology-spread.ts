@@ -1,6 +1,7 @@
 // PodTopologySpread (DoNotSchedule): maxSkew over zones, nodes lacking the key, minDomains,
-// nodeAffinityPolicy, nodeTaintsPolicy and matchLabelKeys.
-import { existing, node, pod, pods, selector, spread, taint, ZONE } from '../build.js';
+// nodeAffinityPolicy, nodeTaintsPolicy and matchLabelKeys; and the system default constraints
+// (ScheduleAnyway), whose selector comes from the Services selecting the pod.
+import { cpu, existing, node, pod, pods, selector, spread, taint, ZONE } from '../build.js';
 import type { Scenario } from '../types.js';
 
 const web = { app: 'web' };
@@ -191,5 +192,27 @@ export const topologySpreadScenarios: Scenario[] = [
       unschedulable: [],
       placements: Object.fromEntries([1, 2, 3, 4].map((i) => [`web-${i}`, ['n1', 'n2']])),
     },
+  },
+  {
+    name: 'system default spreading: a bare pod behind a Service spreads against the pods the Service selects',
+    area: 'PodTopologySpread',
+    description:
+      'No pod has constraints of its own, so the System defaults apply (hostname maxSkew 3, zone maxSkew 5, ' +
+      'ScheduleAnyway) with helper.DefaultSelector: the Service web selects app=web, so the bare web pod ' +
+      'spreads against the 3 web pods on n1. Both nodes hold the same requests (3 × 100m vs 300m), so every ' +
+      'other score ties: spreading alone sends the pod to n2. A scheduler that gives default constraints ' +
+      'only to controller-owned pods ties, and takes n1 by name.',
+    orderIndependent: true,
+    compare: 'unschedulable-set',
+    nodes: [node('n1'), node('n2')],
+    objects: { services: [{ name: 'web', selector: web }] },
+    existingPods: [
+      existing('web-old-1', 'n1', { ...cpu('100m'), labels: web }),
+      existing('web-old-2', 'n1', { ...cpu('100m'), labels: web }),
+      existing('web-old-3', 'n1', { ...cpu('100m'), labels: web }),
+      existing('batch', 'n2', { ...cpu('300m', '192Mi'), labels: { app: 'batch' } }),
+    ],
+    pods: [pod('web-new', { ...cpu('100m'), labels: web })],
+    expect: { unschedulable: [], placements: { 'web-new': ['n2'] } },
   },
 ];
