@@ -22,6 +22,7 @@ import { HOSTNAME, IMAGE } from './build.js';
 import { type RunObjects, runObjects } from './isolate-objects.js';
 import {
   type Engine,
+  type ExistingPodDef,
   type PodDef,
   RUN_LABEL,
   type RuleDef,
@@ -182,7 +183,7 @@ export class Isolation {
     };
   }
 
-  pod(def: PodDef, engine: Engine, bound?: string): V1Pod {
+  pod(def: PodDef | ExistingPodDef, engine: Engine, bound?: string): V1Pod {
     const spec = this.spec(def.spec);
     if (bound) {
       spec.nodeName = this.node(bound);
@@ -198,6 +199,7 @@ export class Isolation {
         name: def.name,
         namespace: this.namespace(def.namespace),
         labels: { ...def.labels },
+        ...('finalizers' in def && def.finalizers ? { finalizers: [...def.finalizers] } : {}),
       },
       spec,
     };

@@ -73,14 +73,18 @@ async function poll<T>(what: string, timeoutMs: number, fn: () => Promise<T | un
   }
 }
 
-/** A pod's decision: bound, or PodScheduled=False; undefined while undecided. */
-function decision(p: V1Pod | undefined): string | undefined {
+/**
+ * A pod's decision: bound, or PodScheduled=False; undefined while undecided. A nominated pod is undecided
+ * until it binds (its victims are on their way out) unless `nominationDecides` (they are held).
+ */
+function decision(p: V1Pod | undefined, nominationDecides = false): string | undefined {
   if (!p) return undefined;
   if (p.spec?.nodeName) return `node:${p.spec.nodeName}`;
-  // Nominated by a preemption: undecided until it binds (the victims are on their way out).
-  if (p.status?.nominatedNodeName) return undefined;
+  const nominated = p.status?.nominatedNodeName;
+  if (nominated && !nominationDecides) return undefined;
   const c = p.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
-  return c ? `unschedulable:${c.reason}` : undefined;
+  if (!c) return undefined;
+  return nominated ? `nominated:${nominated}` : `unschedulable:${c.reason}`;
 }
 
 class Run {
@@ -207,7 +211,8 @@ class Run {
 
   private async decisions(): Promise<Map<string, string | undefined>> {
     const byKey = new Map((await this.listPods()).map((p) => [podKey(p), p]));
-    return new Map(this.plan.incoming.map((p) => [podKey(p), decision(byKey.get(podKey(p)))]));
+    const held = this.scenario.nominationDecides === true;
+    return new Map(this.plan.incoming.map((p) => [podKey(p), decision(byKey.get(podKey(p)), held)]));
   }
 
   /** Creates the incoming pods (one by one, or all at once) and waits until their decisions are stable. */
@@ -302,6 +307,13 @@ class Run {
         if (!isApiException(err, 404)) throw err;
       }
     };
+    // Finalizers first, or those pods (and their namespaces) would stay behind.
+    for (const p of plan.existing.filter((p) => p.metadata?.finalizers?.length)) {
+      const { name, namespace } = p.metadata as { name: string; namespace: string };
+      await quiet(() =>
+        core.patchNamespacedPod({ name, namespace, body: [{ op: 'remove', path: '/metadata/finalizers' }] }),
+      );
+    }
     for (const ns of plan.namespaces) {
       const namespace = ns.metadata?.name as string;
       await quiet(() => core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 }));

@@ -54,6 +54,11 @@ export interface PodDef {
 /** An existing pod: created already bound (spec.nodeName = its logical node), never scheduled. */
 export interface ExistingPodDef extends PodDef {
   node: string;
+  /**
+   * metadata.finalizers: a pod preempted with one stays terminating (KWOK's delete waits for it), so its
+   * preemptor stays nominated while it holds the node. Removed at tear-down.
+   */
+  finalizers?: string[];
 }
 
 /** A NodeLoadRule (example.com/v1), created in the nodeload run only. allowedNodes are logical names. */
@@ -223,6 +228,11 @@ export interface Scenario {
    * nodeAffinityPolicy: Ignore, which counts domains on every node in the cluster having the key.
    */
   privateKeys?: string[];
+  /**
+   * A pod nominated by preemption (status.nominatedNodeName) whose PodScheduled is False counts as decided:
+   * for scenarios whose victims are held by finalizers, so that their preemptors stay nominated.
+   */
+  nominationDecides?: boolean;
   /** The outcome both engines must produce (checked against kube-scheduler too: validates the scenario). */
   expect?: Expectation;
   /** A load-aware scenario where nodeload must differ from kube-scheduler, in a documented way. */

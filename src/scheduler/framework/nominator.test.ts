@@ -3,10 +3,12 @@ import { type PodInfo, podKey } from '../../cluster/model.js';
 import { DEFAULT_LOAD_OPTIONS } from '../../load/types.js';
 import { rulesForPod } from '../../rules/rule.js';
 import { runCycle } from '../cycle.js';
+import { interPodAffinity } from '../plugins/inter-pod-affinity.js';
 import { nodeLoadRules } from '../plugins/node-load-rules.js';
 import { nodePorts } from '../plugins/node-ports.js';
 import { nodeResourcesFit } from '../plugins/node-resources-fit.js';
 import { container, profileOf, specPod } from '../plugins/plugin.testing.js';
+import { podTopologySpread } from '../plugins/pod-topology-spread.js';
 import { loadsFor, NOW, node, pod, rule, snapshotOf } from '../testing.js';
 import { Nominator } from './nominator.js';
 import type { Snapshot } from './snapshot.js';
@@ -160,4 +162,151 @@ describe('Filter with nominated pods (addNominatedPods)', () => {
     expect(fit).toEqual(['n2']);
     expect(verdicts.find((v) => v.node === 'n1')?.reasons.map((x) => x.code)).toEqual(['RuleCPUExceeded']);
   });
+});
+
+/**
+ * PodTopologySpread and InterPodAffinity see a nominated pod through addPod on a fork of their PreFilter
+ * state (upstream's AddPod in RunFilterPluginsWithNominatedPods): only on its node, only in the first
+ * pass, and only for plugins whose PreFilter did not skip.
+ */
+describe('Filter with nominated pods: spread and inter-pod affinity (PreFilterExtensions.AddPod)', () => {
+  const zoned = [
+    node('n1', { labels: { zone: 'z1', 'kubernetes.io/hostname': 'n1' } }),
+    node('n2', { labels: { zone: 'z2', 'kubernetes.io/hostname': 'n2' } }),
+  ];
+  const web = { app: 'web' };
+  const term = (labels: Record<string, string>, topologyKey = 'kubernetes.io/hostname') => ({
+    labelSelector: { matchLabels: labels },
+    topologyKey,
+  });
+  const withMeta = (name: string, priority: number, labels: Record<string, string>, spec: object = {}) =>
+    specPod(name, { priority, containers: [container('c', { cpu: '100m' })], ...spec }, { meta: { labels } });
+  const spreadZone = {
+    topologySpreadConstraints: [
+      {
+        maxSkew: 1,
+        topologyKey: 'zone',
+        whenUnsatisfiable: 'DoNotSchedule',
+        labelSelector: { matchLabels: web },
+      },
+    ],
+  };
+
+  function cycle(p: PodInfo, nominee: PodInfo, placed: PodInfo[] = []) {
+    const nominator = new Nominator();
+    nominator.nominate(nominee, 'n1');
+    const profile = profileOf(podTopologySpread(), interPodAffinity());
+    const snapshot = snapshotOf(zoned, placed);
+    const run = (nominated?: Nominator) =>
+      runCycle({
+        profile,
+        pod: p,
+        snapshot,
+        rules: [],
+        loads: loadsFor(zoned),
+        loadOptions: DEFAULT_LOAD_OPTIONS,
+        ...(nominated ? { nominated } : {}),
+        now: NOW,
+      });
+    const { verdicts, ranked } = run(nominator);
+    const codes = Object.fromEntries(verdicts.map((v) => [v.node, v.reasons.map((r) => r.code).join(',')]));
+    // Scores never see nominated pods: the other node scores as it does without any.
+    const without = run();
+    const n2 = (r: typeof ranked) => r.filter((x) => x.node === 'n2').map((x) => x.score);
+    expect(n2(ranked)).toEqual(n2(without.ranked));
+    return codes;
+  }
+
+  const cases: {
+    name: string;
+    pod: PodInfo;
+    nominee: PodInfo;
+    placed?: PodInfo[];
+    want: Record<string, string>;
+  }[] = [
+    {
+      name: 'a nominated web pod in z1 makes z1 one too many for a spread web pod (maxSkew 1)',
+      pod: withMeta('web', 10, web, spreadZone),
+      nominee: withMeta('vip', 100, web),
+      want: { n1: 'TopologySpreadSkew', n2: '' },
+    },
+    {
+      // n1 with the nominee: z1 1, z2 1, min 1, skew 1; without it: 0 + 1 − 0. n2 never sees it: 1 + 1 − 0.
+      name: 'spread: the minimum rises with the nominee when its domain held it',
+      pod: withMeta('web', 10, web, spreadZone),
+      nominee: withMeta('vip', 100, web),
+      placed: [withMeta('old', 0, web, { nodeName: 'n2' })],
+      want: { n1: '', n2: 'TopologySpreadSkew' },
+    },
+    {
+      name: 'spread: a nominee of lower priority holds nothing',
+      pod: withMeta('web', 200, web, spreadZone),
+      nominee: withMeta('vip', 100, web),
+      want: { n1: '', n2: '' },
+    },
+    {
+      name: 'spread: a nominee the selector does not pick, or of another namespace, counts nothing',
+      pod: withMeta('web', 10, web, spreadZone),
+      nominee: specPod('vip', { priority: 100 }, { meta: { labels: web, namespace: 'other' } }),
+      want: { n1: '', n2: '' },
+    },
+    {
+      name: "the pod's anti-affinity to a nominee fails the nominee's node",
+      pod: withMeta(
+        'shy',
+        10,
+        {},
+        { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term(web)] } } },
+      ),
+      nominee: withMeta('vip', 100, web),
+      want: { n1: 'AntiAffinityRulesNotMatch', n2: '' },
+    },
+    {
+      name: 'an affinity only a nominee satisfies fails in the second pass (it may never arrive)',
+      pod: withMeta(
+        'friend',
+        10,
+        {},
+        { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term(web)] } } },
+      ),
+      nominee: withMeta('vip', 100, web),
+      want: { n1: 'AffinityRulesNotMatch', n2: 'AffinityRulesNotMatch' },
+    },
+    {
+      name: "a nominee's anti-affinity is not seen by a pod InterPodAffinity's PreFilter skips (upstream too)",
+      pod: withMeta('plain', 10, { app: 'plain' }),
+      nominee: withMeta('vip', 100, web, {
+        affinity: {
+          podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: 'plain' })] },
+        },
+      }),
+      want: { n1: '', n2: '' },
+    },
+    {
+      name: "…but is once a placed pod's anti-affinity keeps the plugin on",
+      pod: withMeta('plain', 10, { app: 'plain' }),
+      nominee: withMeta('vip', 100, web, {
+        affinity: {
+          podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: 'plain' })] },
+        },
+      }),
+      placed: [
+        specPod('far', {
+          nodeName: 'n2',
+          affinity: {
+            podAntiAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: [term({ app: 'plain' }, 'zone')],
+            },
+          },
+        }),
+      ],
+      want: { n1: 'ExistingAntiAffinityRulesNotMatch', n2: 'ExistingAntiAffinityRulesNotMatch' },
+    },
+  ];
+
+  for (const c of cases) {
+    it(c.name, () => {
+      expect(cycle(c.pod, c.nominee, c.placed)).toEqual(c.want);
+    });
+  }
 });

@@ -146,6 +146,8 @@ interface PreFiltered {
    * cycle instead of a skip-set look-up per plugin per node (~15 × the nodes examined).
    */
   filters: readonly FilterPlugin[];
+  /** PreFilter plugins with addPod whose PreFilter did not skip: they count nominated pods (pass 1). */
+  extended: readonly PreFilterPlugin[];
 }
 
 function runPreFilter(profile: Profile, ctx: CycleContext): PreFiltered {
@@ -161,7 +163,9 @@ function runPreFilter(profile: Profile, ctx: CycleContext): PreFiltered {
     state.skipFilter.size === 0
       ? profile.filter
       : profile.filter.filter((p) => !state.skipFilter.has(p.name));
-  return { state, rejects, filters };
+  // Upstream's RunPreFilterExtensionAddPod skips the plugins in SkipFilterPlugins.
+  const extended = profile.preFilter.filter((p) => p.addPod && p.cloneState && !state.skipFilter.has(p.name));
+  return { state, rejects, filters, extended };
 }
 
 /**
@@ -233,10 +237,10 @@ const NONE: readonly PodInfo[] = [];
 
 /**
  * Filter on one node counting its nominated pods, as upstream's RunFilterPluginsWithNominatedPods: with
- * every pod nominated there of priority ≥ the pod's added (their requests, ports and count, and their
- * load ⊕ as a placed pod), then — if that passes — once more without them, since a nominated pod may
- * never arrive (an affinity it satisfies cannot be relied on). The node must pass both. PreFilter state
- * is not updated for them (no PreFilterExtensions): spread and inter-pod affinity do not see them.
+ * every pod nominated there of priority ≥ the pod's added (their requests, ports and count, their load ⊕
+ * as a placed pod, and — through addPod on a fork of the PreFilter state — their labels and terms for
+ * PodTopologySpread and InterPodAffinity), then, if that passes, once more without them, since a
+ * nominated pod may never arrive (an affinity it satisfies cannot be relied on). The node must pass both.
  */
 function filterWithNominated(
   pre: PreFiltered,
@@ -250,11 +254,18 @@ function filterWithNominated(
   const load = node.load;
   let withThem: NodeVerdict;
   try {
-    for (const p of nominated) {
-      edit.add(podKey(p), { ...p, nodeName: node.name }, node.name);
-      if (node.load) node.load = withPod(node.load, p, ctx.loadOptions);
+    let first = pre;
+    if (pre.extended.length > 0) {
+      first = { ...pre, state: pre.state.fork() };
+      for (const p of pre.extended) p.cloneState?.(pre.state, first.state);
     }
-    withThem = runFilterPlugins(pre, ctx, node, everyReason);
+    for (const p of nominated) {
+      const placed = { ...p, nodeName: node.name };
+      edit.add(podKey(p), placed, node.name);
+      if (node.load) node.load = withPod(node.load, p, ctx.loadOptions);
+      for (const ext of first.extended) ext.addPod?.(first.state, ctx, placed, node);
+    }
+    withThem = runFilterPlugins(first, ctx, node, everyReason);
   } finally {
     edit.undo();
     node.load = load;

@@ -32,6 +32,18 @@ export class CycleState {
   read<T>(key: string): T | undefined {
     return this.data.get(key) as T | undefined;
   }
+
+  /**
+   * A copy sharing every plugin's entry (CycleState.Clone without the entries' own Clone): a plugin that
+   * changes its entry in the copy replaces it there first (PreFilterPlugin.cloneState).
+   */
+  fork(): CycleState {
+    const out = new CycleState();
+    for (const [k, v] of this.data) out.data.set(k, v);
+    for (const name of this.skipFilter) out.skipFilter.add(name);
+    for (const name of this.skipScore) out.skipScore.add(name);
+    return out;
+  }
 }
 
 /** What every plugin sees of the cycle beside the pod: rules, load options, the clock. */
@@ -78,6 +90,15 @@ export interface QueueSortPlugin extends Plugin {
 
 export interface PreFilterPlugin extends Plugin {
   preFilter(state: CycleState, ctx: CycleContext): PreFilterResult | undefined;
+  /**
+   * PreFilterExtensions.AddPod: counts `pod` — nominated to `node` with priority ≥ the cycle's pod — in
+   * this plugin's PreFilter state in `state`, a fork whose entry cloneState has copied. Filter on that node
+   * then sees it (upstream's RunFilterPluginsWithNominatedPods, first pass). Plugins reading only the
+   * NodeSnapshot need none: the nominated pod is placed there too.
+   */
+  addPod?(state: CycleState, ctx: CycleContext, pod: PodInfo, node: NodeSnapshot): void;
+  /** Replaces this plugin's PreFilter entry in `to` (a fork of `from`) with a copy addPod may change. */
+  cloneState?(from: CycleState, to: CycleState): void;
 }
 
 /**

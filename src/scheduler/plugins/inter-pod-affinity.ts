@@ -33,7 +33,8 @@
  *     Read as PreFilter does: P's terms × matching pods per node, E's terms × their count per domain.
  *   Score(n) = Σ_k score[k][n's label k];  NormalizeScore: d = max − min over the scored nodes,
  *     s ← d > 0 ? ⌊100 × (s − min) / d⌋ : 0.
- * Preemption's AddPod/RemovePod are addPod/removePod below (the framework has no PreFilterExtensions yet).
+ * PreFilterExtensions: addPod (with cloneState) counts a pod nominated to a node in Filter's first pass there
+ * (framework/runtime.ts); removePod uncounts one.
  */
 import { type PodInfo, podKey } from '../../cluster/model.js';
 import type {
@@ -235,8 +236,9 @@ function reason(code: string, text: string, detail: string, unresolvable: boolea
 }
 
 export interface InterPodAffinityPlugin extends PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin {
-  /** Preemption's PreFilterExtensions.AddPod: counts `pod` on `node` as if it were there. */
+  /** PreFilterExtensions.AddPod: counts `pod` (nominated to `node`) on `node` as if it were there. */
   addPod(state: CycleState, ctx: CycleContext, pod: PodInfo, node: NodeSnapshot): void;
+  cloneState(from: CycleState, to: CycleState): void;
   /** PreFilterExtensions.RemovePod: uncounts `pod` (a victim) from `node`. */
   removePod(state: CycleState, ctx: CycleContext, pod: PodInfo, node: NodeSnapshot): void;
   normalizeScore(state: CycleState, ctx: CycleContext, scores: Float64Array): void;
@@ -348,6 +350,21 @@ export function interPodAffinity(args: InterPodAffinityArgs = {}): InterPodAffin
 
     addPod(state, _ctx, pod, node) {
       update(state, pod, node, 1);
+    },
+
+    cloneState(from, to) {
+      const s = from.read<InterPodAffinityFilterState>(FILTER_STATE_KEY);
+      if (!s) return;
+      to.write(FILTER_STATE_KEY, {
+        ...s,
+        affinityCounts: new Map(s.affinityCounts),
+        antiCounts: new Map(s.antiCounts),
+        existingAntiCounts: new Map(s.existingAntiCounts),
+        existingAntiKeys: new Set(s.existingAntiKeys),
+        antiWitness: new Map(s.antiWitness),
+        antiSources: new Map(s.antiSources),
+        existingWitness: new Map(s.existingWitness),
+      } satisfies InterPodAffinityFilterState);
     },
 
     removePod(state, _ctx, pod, node) {

@@ -119,6 +119,13 @@ export type PodTopologySpreadPlugin = PreFilterPlugin &
   ScorePlugin &
   Required<Pick<ScorePlugin, 'normalizeScore'>>;
 
+/** The smallest count over `domains` eligible domains: 0 while one has no matching pod, ∞ when none. */
+function minimumOf(counts: ReadonlyMap<string, number>, domains: number): number {
+  let low = domains > counts.size ? 0 : Number.POSITIVE_INFINITY;
+  for (const x of counts.values()) if (x < low) low = x;
+  return low;
+}
+
 /**
  * `workloads`: the Services, ReplicationControllers, ReplicaSets and StatefulSets default constraints
  * take their selector from (none: no pod gets default constraints).
@@ -156,12 +163,9 @@ export function podTopologySpread(
           const v = node.labels[c.key] as string;
           m.set(v, (m.get(v) ?? 0) + k);
         }
-        // An eligible domain without a matching pod counts 0, and is then the minimum.
-        let low = eligible.size > m.size ? 0 : Number.POSITIVE_INFINITY;
-        for (const x of m.values()) if (x < low) low = x;
         counts.push(m);
         domains.push(eligible.size);
-        min.push(low);
+        min.push(minimumOf(m, eligible.size));
       }
       const self = constraints.map((c) => c.selector.matches(pod));
       state.write(FILTER_STATE, { constraints, counts, domains, min, self } satisfies FilterState);
@@ -196,6 +200,35 @@ export function podTopologySpread(
           return;
         }
       }
+    },
+
+    // A pod nominated to `n` (priority ≥ the incoming pod's) counts there for the first of Filter's two
+    // passes on n, as upstream's updateWithPod: same namespace, n has every constraint's key, and per
+    // constraint the selector picks it and n passes the incoming pod's inclusion policies. Its domain's
+    // count rises by one; the minimum can only rise if that domain held it.
+    addPod(state, ctx, pod, n) {
+      const s = state.read<FilterState>(FILTER_STATE);
+      const node = n.node;
+      if (!s || !node || pod.namespace !== ctx.pod.namespace || !hasAllKeys(node.labels, s.constraints))
+        return;
+      const inclusion = new Inclusion(ctx.pod, node);
+      for (let i = 0; i < s.constraints.length; i++) {
+        const c = s.constraints[i] as Constraint;
+        // Upstream matches here without countPodsMatchSelector's empty-selector short-circuit: a `{}`
+        // selector counts a nominated pod though it counts no placed one.
+        if (!c.selector.matches(pod) || !inclusion.admits(c)) continue;
+        const counts = s.counts[i] as Map<string, number>;
+        const v = node.labels[c.key] as string;
+        const before = counts.get(v) ?? 0;
+        counts.set(v, before + 1);
+        if (before === s.min[i]) s.min[i] = minimumOf(counts, s.domains[i] as number);
+      }
+    },
+
+    cloneState(from, to) {
+      const s = from.read<FilterState>(FILTER_STATE);
+      if (!s) return;
+      to.write(FILTER_STATE, { ...s, counts: s.counts.map((m) => new Map(m)), min: s.min.slice() });
     },
 
     preScore(state, ctx, nodes) {

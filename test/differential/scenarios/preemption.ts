@@ -5,7 +5,7 @@
 // The node is picked by, in order: fewest PDB violations, lowest highest-victim priority, smallest sum
 // of victim priorities, fewest victims, latest start of the highest-priority victims. The preemptor is
 // nominated there and bound once the victims are gone. The victim sets must match kube-scheduler's.
-import { cpu, existing, node, pod, taint, toleration } from '../build.js';
+import { cpu, existing, node, pod, selector, spread, taint, toleration, ZONE } from '../build.js';
 import type { PriorityClassDef, Scenario } from '../types.js';
 
 const CLASSES: PriorityClassDef[] = [
@@ -154,4 +154,86 @@ export const preemptionScenarios: Scenario[] = [
     pods: [pod('high', { ...cpu('2'), spec: prio('high') })],
     expect: { unschedulable: ['high'], victims: [] },
   },
+  ...nominationScenarios(),
 ];
+
+/**
+ * A nominated pod holds its node against pods of lower or equal priority in PodTopologySpread and
+ * InterPodAffinity too (upstream's RunFilterPluginsWithNominatedPods calls their AddPod). To keep a
+ * preemptor nominated, its victim `blocker` holds host port 8080 and a finalizer: preempted, it stays
+ * terminating on n1, so `vip` (which needs the port) waits there, nominated, for good.
+ */
+function nominationScenarios(): Scenario[] {
+  const port = { hostPorts: [[8080]] as Array<[number]> };
+  const blocker = existing('blocker', 'n1', { ...cpu('100m'), ...port, spec: prio('low') });
+  const held = { ...blocker, finalizers: ['nodeload.test/hold'] };
+  const vip = (labels: Record<string, string>, spec: object = {}) =>
+    pod('vip', { ...cpu('100m'), ...port, labels, spec: { ...prio('high'), ...spec } });
+  const antiTo = (labels: Record<string, string>) => ({
+    affinity: {
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          { labelSelector: selector(labels), topologyKey: 'kubernetes.io/hostname' },
+        ],
+      },
+    },
+  });
+  const base = {
+    area: 'Nomination',
+    orderIndependent: false,
+    compare: 'unschedulable-set' as const,
+    nominationDecides: true,
+    objects: { priorityClasses: CLASSES },
+  };
+  return [
+    {
+      ...base,
+      name: "a nominated pod's labels count against a pod's anti-affinity on its node",
+      description:
+        'vip preempts blocker on n1 and stays nominated (blocker is held). shy (mid) has required ' +
+        "anti-affinity to app=vip by hostname: n1's first Filter pass adds vip (priority 1000 ≥ 500), so " +
+        'shy fits nowhere, and preempting cannot help (vip is not a victim).',
+      nodes: [node('n1')],
+      existingPods: [held],
+      pods: [
+        vip({ app: 'vip' }),
+        pod('shy', { ...cpu('100m'), spec: { ...prio('mid'), ...antiTo({ app: 'vip' }) } }),
+      ],
+      expect: { unschedulable: ['vip', 'shy'], victims: ['blocker'] },
+    },
+    {
+      ...base,
+      name: 'a nominated pod counts in its zone for topology spread',
+      description:
+        'vip (app=web) is nominated to n1 (zone a; blocker held); busy (high) holds the port on n2 (zone b). ' +
+        'web (mid, app=web, zone maxSkew 1): on n1 vip makes zone a 1 against 0, skew 2 > 1; n2 fits. Without ' +
+        'vip both nodes tie and n1 wins by name.',
+      nodes: [node('n1', { labels: { [ZONE]: 'a' } }), node('n2', { labels: { [ZONE]: 'b' } })],
+      existingPods: [held, existing('busy', 'n2', { ...cpu('100m'), ...port, spec: prio('high') })],
+      pods: [
+        vip({ app: 'web' }),
+        pod('web', {
+          ...cpu('100m'),
+          labels: { app: 'web' },
+          spec: { ...prio('mid'), topologySpreadConstraints: [spread(ZONE, selector({ app: 'web' }))] },
+        }),
+      ],
+      expect: { unschedulable: ['vip'], placements: { web: ['n2'] }, victims: ['blocker'] },
+    },
+    {
+      ...base,
+      name: "a nominated pod's anti-affinity is not seen by a pod with no terms (InterPodAffinity skipped)",
+      description:
+        "vip (nominated to n1) has anti-affinity to app=shy; shy has no terms and no placed pod's " +
+        "anti-affinity selects it, so InterPodAffinity's PreFilter skips and its AddPod never runs: shy " +
+        'binds to n1 (upstream keeps this asymmetry; so does nodeload).',
+      nodes: [node('n1')],
+      existingPods: [held],
+      pods: [
+        vip({ app: 'vip' }, antiTo({ app: 'shy' })),
+        pod('shy', { ...cpu('100m'), labels: { app: 'shy' }, spec: prio('mid') }),
+      ],
+      expect: { unschedulable: ['vip'], placements: { shy: ['n1'] }, victims: ['blocker'] },
+    },
+  ];
+}
