@@ -10,18 +10,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { EventBus } from '../events/bus.js';
-import { ByNamespace } from './by-namespace.js';
+import type { ByNamespaceView } from './by-namespace.js';
 import { toNamespaceInfo, toNodeInfo, toPodInfo } from './convert.js';
-import {
-  toClaimInfo,
-  toCsiNodeInfo,
-  toDeviceClassInfo,
-  toDisruptionBudgetInfo,
-  toStorageClassInfo,
-  toVolumeAttachmentInfo,
-  toVolumeInfo,
-} from './convert-storage.js';
-import { toLabelSelectorInfo, toMapSelectorInfo } from './convert-workloads.js';
 import {
   type InformerHandlers,
   type InformerStats,
@@ -49,6 +39,7 @@ import type {
 } from './model.js';
 import { podKey } from './model.js';
 import { PodIndex } from './pod-index.js';
+import { StorageStores, type StoreKind } from './storage-stores.js';
 import type { Change, ClusterTopics, ClusterView, NamespacedObject, RuleEntry } from './view.js';
 
 /**
@@ -116,17 +107,21 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
   private readonly podIndex = new PodIndex();
   private readonly ruleMap = new Map<string, RuleEntry<R>>();
   private readonly namespaceMap = new Map<string, NamespaceInfo>();
-  private readonly claimMap = new Map<string, ClaimInfo>();
-  private readonly volumeMap = new Map<string, VolumeInfo>();
-  private readonly storageClassMap = new Map<string, StorageClassInfo>();
-  private readonly csiNodeMap = new Map<string, CsiNodeInfo>();
-  private readonly attachmentMap = new Map<string, VolumeAttachmentInfo>();
-  private readonly deviceClassMap = new Map<string, DeviceClassInfo>();
-  private readonly budgetMap = new Map<string, DisruptionBudgetInfo>();
-  private readonly serviceMap = new ByNamespace<WorkloadSelectorInfo>();
-  private readonly rcMap = new Map<string, WorkloadSelectorInfo>();
-  private readonly replicaSetMap = new Map<string, WorkloadSelectorInfo>();
-  private readonly statefulSetMap = new Map<string, WorkloadSelectorInfo>();
+  private readonly stores = new StorageStores();
+  // The storage kinds, PodDisruptionBudgets, DeviceClasses and the selector-bearing workload kinds
+  // (storage: true; empty otherwise): storage-stores.ts says what each is.
+  readonly claims: ReadonlyMap<string, ClaimInfo> = this.stores.claims;
+  readonly volumes: ReadonlyMap<string, VolumeInfo> = this.stores.volumes;
+  readonly storageClasses: ReadonlyMap<string, StorageClassInfo> = this.stores.storageClasses;
+  readonly csiNodes: ReadonlyMap<string, CsiNodeInfo> = this.stores.csiNodes;
+  readonly volumeAttachments: ReadonlyMap<string, VolumeAttachmentInfo> = this.stores.volumeAttachments;
+  readonly deviceClasses: ReadonlyMap<string, DeviceClassInfo> = this.stores.deviceClasses;
+  readonly disruptionBudgets: ReadonlyMap<string, DisruptionBudgetInfo> = this.stores.disruptionBudgets;
+  readonly services: ByNamespaceView<WorkloadSelectorInfo> = this.stores.services;
+  readonly replicationControllers: ReadonlyMap<string, WorkloadSelectorInfo> =
+    this.stores.replicationControllers;
+  readonly replicaSets: ReadonlyMap<string, WorkloadSelectorInfo> = this.stores.replicaSets;
+  readonly statefulSets: ReadonlyMap<string, WorkloadSelectorInfo> = this.stores.statefulSets;
 
   private readonly log: Logger;
   private readonly factory: InformerFactory;
@@ -179,54 +174,6 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
 
   get namespaces(): ReadonlyMap<string, NamespaceInfo> {
     return this.namespaceMap;
-  }
-
-  /** PVCs by namespace/name (storage: true). */
-  get claims(): ReadonlyMap<string, ClaimInfo> {
-    return this.claimMap;
-  }
-
-  /** PVs by name (storage: true). */
-  get volumes(): ReadonlyMap<string, VolumeInfo> {
-    return this.volumeMap;
-  }
-
-  get storageClasses(): ReadonlyMap<string, StorageClassInfo> {
-    return this.storageClassMap;
-  }
-
-  get csiNodes(): ReadonlyMap<string, CsiNodeInfo> {
-    return this.csiNodeMap;
-  }
-
-  get volumeAttachments(): ReadonlyMap<string, VolumeAttachmentInfo> {
-    return this.attachmentMap;
-  }
-
-  get deviceClasses(): ReadonlyMap<string, DeviceClassInfo> {
-    return this.deviceClassMap;
-  }
-
-  /** PodDisruptionBudgets by namespace/name (storage: true). */
-  get disruptionBudgets(): ReadonlyMap<string, DisruptionBudgetInfo> {
-    return this.budgetMap;
-  }
-
-  /** Services' selectors by namespace/name (storage: true), listed per namespace too. */
-  get services(): ByNamespace<WorkloadSelectorInfo> {
-    return this.serviceMap;
-  }
-
-  get replicationControllers(): ReadonlyMap<string, WorkloadSelectorInfo> {
-    return this.rcMap;
-  }
-
-  get replicaSets(): ReadonlyMap<string, WorkloadSelectorInfo> {
-    return this.replicaSetMap;
-  }
-
-  get statefulSets(): ReadonlyMap<string, WorkloadSelectorInfo> {
-    return this.statefulSetMap;
   }
 
   /** Whether the storage kinds are watched. */
@@ -298,37 +245,7 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
       ],
     ];
     if (this.opts.storage) {
-      specs.push(
-        [this.spec('persistentvolumeclaims'), this.store('claim', this.claimMap, toClaimInfo, nsKey)],
-        [this.spec('persistentvolumes'), this.store('volume', this.volumeMap, toVolumeInfo, nameKey)],
-        [
-          this.spec('storageclasses'),
-          this.store('storageClass', this.storageClassMap, toStorageClassInfo, nameKey),
-        ],
-        [this.spec('csinodes'), this.store('csiNode', this.csiNodeMap, toCsiNodeInfo, nameKey)],
-        [
-          this.spec('volumeattachments'),
-          this.store('volumeAttachment', this.attachmentMap, toVolumeAttachmentInfo, nameKey),
-        ],
-        [
-          this.spec('deviceclasses'),
-          this.store('deviceClass', this.deviceClassMap, toDeviceClassInfo, nameKey),
-        ],
-        [
-          this.spec('poddisruptionbudgets'),
-          this.store('disruptionBudget', this.budgetMap, toDisruptionBudgetInfo, nsKey),
-        ],
-        [this.spec('services'), this.store('service', this.serviceMap, toMapSelectorInfo, nsKey)],
-        [
-          this.spec('replicationcontrollers'),
-          this.store('replicationController', this.rcMap, toMapSelectorInfo, nsKey),
-        ],
-        [this.spec('replicasets'), this.store('replicaSet', this.replicaSetMap, toLabelSelectorInfo, nsKey)],
-        [
-          this.spec('statefulsets'),
-          this.store('statefulSet', this.statefulSetMap, toLabelSelectorInfo, nsKey),
-        ],
-      );
+      for (const kind of this.stores.kinds) specs.push([this.spec(kind.resource), this.store(kind)]);
     }
     for (const [spec, handlers] of specs) {
       const informer = this.factory(spec, handlers);
@@ -336,7 +253,10 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
       informer.start();
     }
     const firstMetricsRound = this.metricsGate.start();
-    const awaited = [...this.informers].filter(([name]) => !SYNC_OPTIONAL.has(name)).map(([, i]) => i.synced);
+    const optional = new Set<ResourceName>(
+      this.stores.kinds.filter((k) => k.syncOptional).map((k) => k.resource),
+    );
+    const awaited = [...this.informers].filter(([name]) => !optional.has(name)).map(([, i]) => i.synced);
     void Promise.all([...awaited, firstMetricsRound]).then(() => {
       if (this.state !== 'running') return;
       this.readyFlag = true;
@@ -456,41 +376,22 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
   // ---- wiring ----
 
   /** Handlers keeping one plain-data map of a kind, with one change event per real change. */
-  private store<
-    K extends
-      | 'claim'
-      | 'volume'
-      | 'storageClass'
-      | 'csiNode'
-      | 'volumeAttachment'
-      | 'deviceClass'
-      | 'disruptionBudget'
-      | 'service'
-      | 'replicationController'
-      | 'replicaSet'
-      | 'statefulSet',
-  >(
-    topic: K,
-    map: Map<string, NonNullable<ClusterTopics<R>[K]['new']>>,
-    convert: (raw: KubeObject) => NonNullable<ClusterTopics<R>[K]['new']>,
-    keyOf: (o: { namespace?: string; name: string }) => string,
-  ): InformerHandlers<KubeObject> {
-    type T = NonNullable<ClusterTopics<R>[K]['new']>;
-    const emit = (c: Change<T>) => (this.bus.emit as (t: K, c: Change<T>) => void)(topic, c);
+  private store({ topic, map, convert, key }: StoreKind): InformerHandlers<KubeObject> {
+    type T = ReturnType<StoreKind['convert']>;
+    const emit = (c: Change<T>) => (this.bus.emit as (t: string, c: Change<T>) => void)(topic, c);
     return this.handlers(
       (raw) => {
         const next = convert(raw);
-        const key = keyOf(next);
-        const old = map.get(key);
+        const k = key(next);
+        const old = map.get(k);
         if (old && old.resourceVersion === next.resourceVersion) return;
-        map.set(key, next);
+        map.set(k, next);
         emit(old ? { type: 'update', old, new: next } : { type: 'add', new: next });
       },
       (raw) => {
-        const key = objectKey(raw);
-        const old = map.get(key) ?? map.get(raw.metadata?.name ?? '');
+        const old = map.get(objectKey(raw)) ?? map.get(raw.metadata?.name ?? '');
         if (!old) return;
-        map.delete(keyOf(old));
+        map.delete(key(old));
         emit({ type: 'delete', old });
       },
     );
@@ -523,18 +424,4 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
         handlers,
       );
   }
-}
-
-/**
- * Kinds readiness does not wait for: resource.k8s.io/v1 is served from Kubernetes 1.34 and the gateway
- * supports 1.30 (until DeviceClasses list, the webhook's gate sees none and steers as before).
- */
-const SYNC_OPTIONAL: ReadonlySet<ResourceName> = new Set(['deviceclasses']);
-
-function nsKey(o: { namespace?: string; name: string }): string {
-  return `${o.namespace ?? ''}/${o.name}`;
-}
-
-function nameKey(o: { name: string }): string {
-  return o.name;
 }

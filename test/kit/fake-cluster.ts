@@ -6,22 +6,9 @@
  * informers.)
  */
 
-import { ByNamespace } from '../../src/cluster/by-namespace.js';
-import type {
-  ClaimInfo,
-  CsiNodeInfo,
-  DeviceClassInfo,
-  DisruptionBudgetInfo,
-  NamespaceInfo,
-  NodeInfo,
-  NodeMetricsInfo,
-  PodInfo,
-  StorageClassInfo,
-  VolumeAttachmentInfo,
-  VolumeInfo,
-  WorkloadSelectorInfo,
-} from '../../src/cluster/model.js';
+import type { NamespaceInfo, NodeInfo, NodeMetricsInfo, PodInfo } from '../../src/cluster/model.js';
 import { podKey } from '../../src/cluster/model.js';
+import { StorageStores } from '../../src/cluster/storage-stores.js';
 import type { ClusterView } from '../../src/cluster/view.js';
 import { EventBus } from '../../src/events/bus.js';
 import { loadAt } from '../../src/load/testing.js';
@@ -33,7 +20,11 @@ import type {
 } from '../../src/rules/kind.js';
 import type { NodeLoadRule, RuleStatus } from '../../src/rules/types.js';
 
-export class FakeCluster implements ClusterView<NodeLoadRule> {
+/**
+ * The storage and workload maps (claims … statefulSets) are StorageStores', the cache's own table: empty
+ * unless a test fills them; nothing is emitted (a test emits on the bus itself if it must).
+ */
+export class FakeCluster extends StorageStores implements ClusterView<NodeLoadRule> {
   readonly bus = new EventBus<ClusterTopics>();
   /** Read when asked, so a test's fake timers apply. */
   readonly now = (): number => Date.now();
@@ -42,18 +33,6 @@ export class FakeCluster implements ClusterView<NodeLoadRule> {
   readonly pods = new Map<string, PodInfo>();
   readonly rules = new Map<string, RuleEntry>();
   readonly namespaces = new Map<string, NamespaceInfo>();
-  // Empty unless a test fills them; nothing is emitted (a test emits on the bus itself if it must).
-  readonly claims = new Map<string, ClaimInfo>();
-  readonly volumes = new Map<string, VolumeInfo>();
-  readonly storageClasses = new Map<string, StorageClassInfo>();
-  readonly csiNodes = new Map<string, CsiNodeInfo>();
-  readonly volumeAttachments = new Map<string, VolumeAttachmentInfo>();
-  readonly deviceClasses = new Map<string, DeviceClassInfo>();
-  readonly disruptionBudgets = new Map<string, DisruptionBudgetInfo>();
-  readonly services = new ByNamespace<WorkloadSelectorInfo>();
-  readonly replicationControllers = new Map<string, WorkloadSelectorInfo>();
-  readonly replicaSets = new Map<string, WorkloadSelectorInfo>();
-  readonly statefulSets = new Map<string, WorkloadSelectorInfo>();
   readonly metrics = new Map<string, NodeMetricsInfo>();
   readonly metricsServed = false;
   private rv = 100;
