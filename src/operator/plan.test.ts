@@ -3,7 +3,7 @@ import { toNodeInfo } from '../cluster/convert.js';
 import { loadAt } from '../load/testing.js';
 import type { NodeLoad } from '../load/types.js';
 import { evaluateRule, statusFor } from '../rules/evaluate.js';
-import type { NodeLoadRule, RuleSpec, RuleStatus } from '../rules/types.js';
+import type { NodeLoadRule, RuleCondition, RuleSpec, RuleStatus } from '../rules/types.js';
 import {
   baselineStatus,
   debounceDeadline,
@@ -13,6 +13,7 @@ import {
   eventsFor,
   MAX_NODE_EVENTS_PER_PASS,
   MAX_NOTE_LENGTH,
+  metricsEvents,
   microTime,
   nodeChangeAffectsRules,
   PendingRules,
@@ -366,4 +367,58 @@ describe('nodeChangeAffectsRules', () => {
   ])('$name → $want', ({ change, want }) => {
     expect(nodeChangeAffectsRules(change)).toBe(want);
   });
+});
+
+describe('metricsEvents (MetricsAvailable transitions)', () => {
+  const cond = (status: RuleCondition['status'], reason: string): RuleCondition => ({
+    type: 'MetricsAvailable',
+    status,
+    reason,
+    message: `${reason} message`,
+    lastTransitionTime: '2026-12-07T10:00:00Z',
+    observedGeneration: 1,
+  });
+  const status = (c?: RuleCondition): RuleStatus => ({
+    observedGeneration: 1,
+    eligibleNodes: [],
+    eligibleCount: 0,
+    ineligibleNodes: [],
+    ineligibleCount: 0,
+    conditions: c ? [c] : [],
+    lastEvaluationTime: '2026-12-07T10:00:00Z',
+    suggestions: [],
+  });
+  const current = cond('True', 'MetricsCurrent');
+  const missing = cond('False', 'MetricsMissing');
+  const notServed = cond('False', 'MetricsNotServed');
+  const cases: { name: string; before?: RuleCondition; after: RuleCondition; want: string[] }[] = [
+    {
+      name: 'samples go missing: a Warning',
+      before: current,
+      after: missing,
+      want: ['Warning MetricsUnavailable'],
+    },
+    {
+      name: 'they are back: a Normal Event',
+      before: missing,
+      after: current,
+      want: ['Normal MetricsAvailable'],
+    },
+    { name: 'no change: nothing', before: missing, after: missing, want: [] },
+    { name: 'a new rule (no baseline condition): nothing', after: missing, want: [] },
+    {
+      name: 'metrics.k8s.io not served: shown in the condition only',
+      before: current,
+      after: notServed,
+      want: [],
+    },
+    { name: 'served again after not being served: nothing', before: notServed, after: current, want: [] },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const events = metricsEvents(c.before ? status(c.before) : undefined, status(c.after));
+      expect(events.map((e) => `${e.type} ${e.reason}`)).toEqual(c.want);
+      for (const e of events) expect(e.note).toBe(c.after.message);
+    });
+  }
 });

@@ -6,6 +6,7 @@
 import { formatPercent } from '../load/model.js';
 import type { NodeLoad } from '../load/types.js';
 import { eligibilityTransitions, statusChanged, statusFor } from '../rules/evaluate.js';
+import { METRICS_CONDITION } from '../rules/metrics-condition.js';
 import {
   type EligibilityTransitions,
   type NodeLoadRule,
@@ -23,7 +24,7 @@ export const MAX_NOTE_LENGTH = 1024;
 /** Our own write is trusted over the cache's copy for at most this long (the informer normally catches up in ms). */
 export const WRITTEN_STATUS_TTL_MS = 60_000;
 
-export type RuleEventReason = 'NodeIneligible' | 'NodeEligible';
+export type RuleEventReason = 'NodeIneligible' | 'NodeEligible' | 'MetricsUnavailable' | 'MetricsAvailable';
 
 export interface RuleEventSpec {
   type: 'Warning' | 'Normal';
@@ -91,7 +92,28 @@ export function planRule(
   const transitions = write
     ? eligibilityTransitions(baseline, status, createdAt)
     : { becameIneligible: [], becameEligible: [] };
-  return { status, write, transitions, events: eventsFor(rule, transitions, loads) };
+  const events = eventsFor(rule, transitions, loads);
+  if (write) events.push(...metricsEvents(baseline, status));
+  return { status, write, transitions, events };
+}
+
+/**
+ * MetricsAvailable turning False because samples went missing (nodes now judged by requests, or refused
+ * under fail-closed) is a Warning; turning True again, a Normal Event. Like the eligibility Events they
+ * need a baseline that had the condition: a new rule, or metrics.k8s.io not served at all (a setting, not
+ * an incident), only show in the condition.
+ */
+export function metricsEvents(baseline: RuleStatus | undefined, status: RuleStatus): RuleEventSpec[] {
+  const before = baseline?.conditions.find((c) => c.type === METRICS_CONDITION);
+  const now = status.conditions.find((c) => c.type === METRICS_CONDITION);
+  if (!before || !now || now.status === before.status) return [];
+  if (now.reason === 'MetricsMissing') {
+    return [{ type: 'Warning', reason: 'MetricsUnavailable', note: truncate(now.message) }];
+  }
+  if (now.status === 'True' && before.reason === 'MetricsMissing') {
+    return [{ type: 'Normal', reason: 'MetricsAvailable', note: truncate(now.message) }];
+  }
+  return [];
 }
 
 function truncate(note: string): string {

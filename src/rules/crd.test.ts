@@ -102,6 +102,7 @@ describe('NodeLoadRule CRD manifest', () => {
       ['Eligible', '.status.eligibleCount'],
       ['Ready', '.status.conditions[?(@.type=="Ready")].status'],
       ['Allowed', '.spec.allowedNodes'],
+      ['Metrics', '.status.conditions[?(@.type=="MetricsAvailable")].reason'],
       ['Age', '.metadata.creationTimestamp'],
     ]);
   });

@@ -117,6 +117,14 @@ describe('statusFor', () => {
           lastTransitionTime: '2026-11-29T12:00:00Z',
           observedGeneration: 4,
         },
+        {
+          type: 'MetricsAvailable',
+          status: 'False',
+          reason: 'MetricsMissing',
+          message: '1 of 5 nodes without a fresh metrics sample: ineligible until one arrives (fail-closed)',
+          lastTransitionTime: '2026-11-29T12:00:00Z',
+          observedGeneration: 4,
+        },
       ],
       lastEvaluationTime: '2026-11-29T12:00:00Z',
       suggestions: [

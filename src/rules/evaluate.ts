@@ -4,6 +4,7 @@
  */
 import type { NodeInfo, PodInfo } from '../cluster/model.js';
 import type { NodeLoad } from '../load/types.js';
+import { emptyTally, metricsCondition, tally } from './metrics-condition.js';
 import {
   evaluateNodeForRule,
   LOAD_REASON_CODES,
@@ -59,14 +60,22 @@ export function evaluateRule(
 ): RuleEvaluation {
   const eligible: NodeVerdict[] = [];
   const ineligible: NodeVerdict[] = [];
+  const metrics = emptyTally();
   for (const node of nodes) {
     const load = loads.get(node.name);
     const verdict = load ? evaluateNodeForRule(rule, node, load) : missingLoadVerdict(rule, node);
     (verdict.eligible ? eligible : ineligible).push(verdict);
+    if (load && !nodeAllowedByRule(rule, node)) tally(metrics, load);
   }
   eligible.sort((a, b) => b.headroom - a.headroom || compareStrings(a.node, b.node));
   ineligible.sort((a, b) => compareStrings(a.node, b.node));
-  const evaluation: RuleEvaluation = { rule: rule.name, namespace: rule.namespace, eligible, ineligible };
+  const evaluation: RuleEvaluation = {
+    rule: rule.name,
+    namespace: rule.namespace,
+    eligible,
+    ineligible,
+    metrics,
+  };
   if (now !== undefined) evaluation.evaluatedAt = new Date(now).toISOString();
   return evaluation;
 }
@@ -123,10 +132,15 @@ function readyCondition(
     status,
     reason: status === 'True' ? 'NodesEligible' : 'NoEligibleNodes',
     message: `${eligibleCount} of ${total} nodes eligible${status === 'False' && summary ? `: ${summary}` : ''}`,
-    lastTransitionTime:
-      prev && prev.status === status && prev.lastTransitionTime ? prev.lastTransitionTime : rfc3339(now),
+    lastTransitionTime: transitionTime(now)(status, prev),
     observedGeneration: rule.generation,
   };
+}
+
+/** A condition keeps its lastTransitionTime while its status stays; a flip moves it to now. */
+function transitionTime(now: number) {
+  return (status: RuleCondition['status'], prev: RuleCondition | undefined): string =>
+    prev && prev.status === status && prev.lastTransitionTime ? prev.lastTransitionTime : rfc3339(now);
 }
 
 /**
@@ -145,7 +159,12 @@ export function statusFor(
     eligibleCount: evaluation.eligible.length,
     ineligibleNodes: listedIneligible(evaluation),
     ineligibleCount: evaluation.ineligible.length,
-    conditions: [readyCondition(rule, evaluation, previous, now)],
+    conditions: [
+      readyCondition(rule, evaluation, previous, now),
+      ...(evaluation.metrics
+        ? [metricsCondition(rule, evaluation.metrics, previous, transitionTime(now))]
+        : []),
+    ],
     lastEvaluationTime: rfc3339(now),
     suggestions: suggestions(evaluation),
   };

@@ -65,6 +65,18 @@ export interface NodeVerdict {
   headroom: number;
 }
 
+/** How the nodes of a rule's node set are judged (metrics-condition.ts). */
+export interface MetricsTally {
+  /** On a fresh metrics sample. */
+  measured: number;
+  /** On requests though metrics are served: the sample is missing or stale. */
+  degraded: number;
+  /** On requests because metrics.k8s.io is not served. */
+  notServed: number;
+  /** Degraded nodes are ineligible rather than judged by requests (--stale-metrics-policy fail-closed). */
+  failClosed: boolean;
+}
+
 /** One rule evaluated against every node. */
 export interface RuleEvaluation {
   rule: string;
@@ -74,6 +86,8 @@ export interface RuleEvaluation {
   /** Sorted by name. */
   ineligible: NodeVerdict[];
   evaluatedAt?: string;
+  /** How the nodes of the rule's node set are judged (the MetricsAvailable condition). */
+  metrics?: MetricsTally;
 }
 
 export interface RuleCondition {

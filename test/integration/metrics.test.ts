@@ -6,7 +6,7 @@
 //
 // The APIService v1beta1.metrics.k8s.io is cluster-wide, so this file runs on a private control plane
 // of its own (usePrivateCluster): no other file's gateway ever sees the fixture.
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { CustomObjectsApi, EventsV1Api } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from '../../src/app.js';
@@ -103,6 +103,16 @@ function waitForSample(g: Gateway, node: string, at: Date, cpuMilli: number): Pr
 
 function bindPod(name: string, node: string, requests: { cpu: string; memory: string }): Promise<void> {
   return createBoundPod(ns.name, name, node, requests);
+}
+
+const metricsCondition = (s: RuleStatus) => s.conditions.find((c) => c.type === 'MetricsAvailable');
+
+/** The rule's Events of this reason, as written through the real API server. */
+async function ruleEvents(reason: string): Promise<{ type: string | undefined; note: string | undefined }[]> {
+  const list = await kubeConfig().makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: ns.name });
+  return list.items
+    .filter((e) => e.reason === reason && e.regarding?.name === RULE_NAME)
+    .map((e) => ({ type: e.type, note: e.note }));
 }
 
 async function deletePod(name: string): Promise<void> {
@@ -287,6 +297,25 @@ describe('node usage from metrics.k8s.io through the aggregator', () => {
     });
     // The stale 97.5% does not count: by requests c is well under maxCPU.
     await waitForStatus(`${c} eligible on requests`, isEligible(c));
+    // …and the rule says so, with a Warning on the transition (its earlier status had metrics current).
+    const degraded = await waitForStatus(
+      'MetricsAvailable False',
+      (s) => metricsCondition(s)?.status === 'False',
+    );
+    expect(metricsCondition(degraded)).toMatchObject({
+      reason: 'MetricsMissing',
+      message: '1 of 3 nodes without a fresh metrics sample: judged by requests (fail-open)',
+    });
+    await waitFor(
+      'a MetricsUnavailable Event',
+      async () => (await ruleEvents('MetricsUnavailable')).length > 0,
+    );
+    expect(await ruleEvents('MetricsUnavailable')).toEqual([
+      {
+        type: 'Warning',
+        note: '1 of 3 nodes without a fresh metrics sample: judged by requests (fail-open)',
+      },
+    ]);
 
     const writer = new DryRunWriter();
     let operator: Operator | undefined;
@@ -357,7 +386,19 @@ describe('node usage from metrics.k8s.io through the aggregator', () => {
       unavailable: false,
       metricsStale: false,
     });
-    // The fail-open gateway agrees now that the sample is fresh.
+    // The fail-open gateway agrees now that the sample is fresh, and says so once.
     await waitForLoad(gateway, c, 'fresh again', (l) => l.source === 'metrics' && !l.metricsStale);
+    const current = await waitForStatus(
+      'MetricsAvailable True',
+      (s) => metricsCondition(s)?.status === 'True',
+    );
+    expect(metricsCondition(current)).toMatchObject({
+      reason: 'MetricsCurrent',
+      message: '3 nodes judged on measured usage',
+    });
+    await waitFor('a MetricsAvailable Event', async () => (await ruleEvents('MetricsAvailable')).length > 0);
+    expect(await ruleEvents('MetricsAvailable')).toEqual([
+      { type: 'Normal', note: '3 nodes judged on measured usage' },
+    ]);
   });
 });
