@@ -18,6 +18,7 @@ import type { PodInfo } from '../../src/cluster/model.js';
 import { withPod } from '../../src/load/model.js';
 import { DEFAULT_LOAD_OPTIONS } from '../../src/load/types.js';
 import { runCycle } from '../../src/scheduler/cycle.js';
+import { workloadSelectors } from '../../src/scheduler/plugins/default-selector.testing.js';
 import { defaultProfile, loadsFor, NOW, node, pod, snapshotOf } from '../../src/scheduler/testing.js';
 import { CycleBreakdown } from './cycle-breakdown.js';
 
@@ -65,7 +66,13 @@ function incoming(i: number): PodInfo {
   const containers = [{ name: 'c', resources: { requests: { cpu: '100m', memory: '128Mi' } } }];
   if (kind < 3 && values.owned) {
     return toPodInfo({
-      metadata: { ...meta, ownerReferences: [{ kind: 'ReplicaSet', name: `rs-${group}`, controller: true }] },
+      metadata: {
+        ...meta,
+        labels: { rs: group },
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `rs-${group}`, controller: true },
+        ],
+      },
       spec: { schedulerName: 'nodeload-scheduler', containers },
       status: { phase: 'Pending' },
     });
@@ -108,7 +115,15 @@ function incoming(i: number): PodInfo {
 const snapshot = snapshotOf(nodes, existing);
 const loads = loadsFor(nodes, existing);
 const breakdown = values.breakdown ? new CycleBreakdown() : undefined;
-const base = { ...defaultProfile(), percentageOfNodesToScore: Number(values.percentage) };
+/** --owned: the ReplicaSets owning the plain pods, rs-<group> selecting rs=<group> (the default selector). */
+const workloads = workloadSelectors({
+  replicaSets: Array.from({ length: Math.ceil(P / 250) }, (_, g) => ({
+    namespace: 'bench',
+    name: `rs-g-${g}`,
+    selector: { matchLabels: { rs: `g-${g}` } },
+  })),
+});
+const base = { ...defaultProfile({ workloads }), percentageOfNodesToScore: Number(values.percentage) };
 const profile = breakdown ? breakdown.wrap(base) : base;
 let start = 0;
 const times: number[] = [];
