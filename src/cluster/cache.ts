@@ -25,7 +25,9 @@ import { ApiListers, metricsVersion, type ResourceName } from './listers.js';
 import { NodeMetricsGate } from './metrics-poll.js';
 import type {
   ClaimInfo,
+  CsiDriverInfo,
   CsiNodeInfo,
+  CsiStorageCapacityInfo,
   DeviceClassInfo,
   DisruptionBudgetInfo,
   NamespaceInfo,
@@ -114,6 +116,9 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
   readonly volumes: ReadonlyMap<string, VolumeInfo> = this.stores.volumes;
   readonly storageClasses: ReadonlyMap<string, StorageClassInfo> = this.stores.storageClasses;
   readonly csiNodes: ReadonlyMap<string, CsiNodeInfo> = this.stores.csiNodes;
+  readonly csiDrivers: ReadonlyMap<string, CsiDriverInfo> = this.stores.csiDrivers;
+  readonly csiStorageCapacities: ReadonlyMap<string, CsiStorageCapacityInfo> =
+    this.stores.csiStorageCapacities;
   readonly volumeAttachments: ReadonlyMap<string, VolumeAttachmentInfo> = this.stores.volumeAttachments;
   readonly deviceClasses: ReadonlyMap<string, DeviceClassInfo> = this.stores.deviceClasses;
   readonly disruptionBudgets: ReadonlyMap<string, DisruptionBudgetInfo> = this.stores.disruptionBudgets;

@@ -6,7 +6,9 @@
  */
 import type {
   ClaimInfo,
+  CsiDriverInfo,
   CsiNodeInfo,
+  CsiStorageCapacityInfo,
   DeviceClassInfo,
   DisruptionBudgetInfo,
   LabelSelector,
@@ -145,6 +147,30 @@ export function toCsiNodeInfo(o: Json): CsiNodeInfo {
         : { name: String(d?.name ?? '') };
     }),
   };
+}
+
+export function toCsiDriverInfo(o: Json): CsiDriverInfo {
+  const meta = o?.metadata ?? {};
+  return {
+    name: meta.name ?? '',
+    resourceVersion: meta.resourceVersion ?? '',
+    storageCapacity: o?.spec?.storageCapacity === true,
+  };
+}
+
+export function toCsiStorageCapacityInfo(o: Json): CsiStorageCapacityInfo {
+  const meta = o?.metadata ?? {};
+  const info: CsiStorageCapacityInfo = {
+    namespace: meta.namespace ?? '',
+    name: meta.name ?? '',
+    resourceVersion: meta.resourceVersion ?? '',
+    storageClassName: String(o?.storageClassName ?? ''),
+  };
+  const topology = toLabelSelector(o?.nodeTopology);
+  if (topology) info.nodeTopology = topology;
+  const limit = o?.maximumVolumeSize ?? o?.capacity;
+  if (limit !== undefined && limit !== null) info.limitBytes = bytes(limit);
+  return info;
 }
 
 export function toVolumeAttachmentInfo(o: Json): VolumeAttachmentInfo {

@@ -35,6 +35,8 @@ export type StorageResourceName =
   | 'persistentvolumes'
   | 'storageclasses'
   | 'csinodes'
+  | 'csidrivers'
+  | 'csistoragecapacities'
   | 'volumeattachments'
   | 'deviceclasses'
   | 'poddisruptionbudgets';
@@ -54,6 +56,8 @@ const CORE_PATHS = {
   persistentvolumes: '/api/v1/persistentvolumes',
   storageclasses: '/apis/storage.k8s.io/v1/storageclasses',
   csinodes: '/apis/storage.k8s.io/v1/csinodes',
+  csidrivers: '/apis/storage.k8s.io/v1/csidrivers',
+  csistoragecapacities: '/apis/storage.k8s.io/v1/csistoragecapacities',
   volumeattachments: '/apis/storage.k8s.io/v1/volumeattachments',
   deviceclasses: '/apis/resource.k8s.io/v1/deviceclasses',
   poddisruptionbudgets: '/apis/policy/v1/poddisruptionbudgets',
@@ -144,6 +148,14 @@ export class ApiListers {
       case 'csinodes':
         return () =>
           listAllPages((cont) => this.storageApi().listCSINode({ limit: PAGE_SIZE, _continue: cont }));
+      case 'csidrivers':
+        return () =>
+          listAllPages((cont) => this.storageApi().listCSIDriver({ limit: PAGE_SIZE, _continue: cont }));
+      case 'csistoragecapacities':
+        return () =>
+          listAllPages((cont) =>
+            this.storageApi().listCSIStorageCapacityForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
+          );
       case 'deviceclasses':
         return () =>
           listAllPages((cont) => this.resourceApi().listDeviceClass({ limit: PAGE_SIZE, _continue: cont }));

@@ -299,6 +299,28 @@ export interface CsiNodeInfo {
   drivers: { name: string; allocatableCount?: number }[];
 }
 
+/** CSIDriver: whether the driver opts into storage capacity tracking (spec.storageCapacity). */
+export interface CsiDriverInfo {
+  name: string;
+  resourceVersion: string;
+  storageCapacity: boolean;
+}
+
+/**
+ * CSIStorageCapacity: how large a volume of one StorageClass the driver can still provision for the nodes
+ * its topology selects (VolumeBinding's capacity check).
+ */
+export interface CsiStorageCapacityInfo {
+  namespace: string;
+  name: string;
+  resourceVersion: string;
+  storageClassName: string;
+  /** Undefined: no node has access (upstream treats a nil nodeTopology as unavailable). */
+  nodeTopology?: LabelSelector;
+  /** maximumVolumeSize when set (more precise), else capacity; undefined: neither, so nothing fits. */
+  limitBytes?: number;
+}
+
 /**
  * VolumeAttachment: a volume attached (or being attached) to a node by a CSI driver. NodeVolumeLimits
  * counts it against the node's limit even when no pod there uses the volume any more (a detach pending).

@@ -7,7 +7,9 @@
 import { ByNamespace } from './by-namespace.js';
 import {
   toClaimInfo,
+  toCsiDriverInfo,
   toCsiNodeInfo,
+  toCsiStorageCapacityInfo,
   toDeviceClassInfo,
   toDisruptionBudgetInfo,
   toStorageClassInfo,
@@ -19,7 +21,9 @@ import type { KubeObject } from './kube-object.js';
 import type { StorageResourceName, WorkloadResourceName } from './listers.js';
 import type {
   ClaimInfo,
+  CsiDriverInfo,
   CsiNodeInfo,
+  CsiStorageCapacityInfo,
   DeviceClassInfo,
   DisruptionBudgetInfo,
   StorageClassInfo,
@@ -35,6 +39,8 @@ export type StoreTopic =
   | 'volume'
   | 'storageClass'
   | 'csiNode'
+  | 'csiDriver'
+  | 'csiStorageCapacity'
   | 'volumeAttachment'
   | 'deviceClass'
   | 'disruptionBudget'
@@ -97,6 +103,9 @@ export class StorageStores {
   readonly volumes = new Map<string, VolumeInfo>();
   readonly storageClasses = new Map<string, StorageClassInfo>();
   readonly csiNodes = new Map<string, CsiNodeInfo>();
+  readonly csiDrivers = new Map<string, CsiDriverInfo>();
+  /** By namespace/name. */
+  readonly csiStorageCapacities = new Map<string, CsiStorageCapacityInfo>();
   readonly volumeAttachments = new Map<string, VolumeAttachmentInfo>();
   readonly deviceClasses = new Map<string, DeviceClassInfo>();
   /** By namespace/name. */
@@ -113,6 +122,14 @@ export class StorageStores {
     row('persistentvolumes', 'volume', this.volumes, toVolumeInfo, nameKey),
     row('storageclasses', 'storageClass', this.storageClasses, toStorageClassInfo, nameKey),
     row('csinodes', 'csiNode', this.csiNodes, toCsiNodeInfo, nameKey),
+    row('csidrivers', 'csiDriver', this.csiDrivers, toCsiDriverInfo, nameKey),
+    row(
+      'csistoragecapacities',
+      'csiStorageCapacity',
+      this.csiStorageCapacities,
+      toCsiStorageCapacityInfo,
+      nsKey,
+    ),
     row('volumeattachments', 'volumeAttachment', this.volumeAttachments, toVolumeAttachmentInfo, nameKey),
     // resource.k8s.io/v1 is served from Kubernetes 1.34 and the gateway supports 1.30: until
     // DeviceClasses list, the webhook's gate sees none and steers as before.

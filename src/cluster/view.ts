@@ -9,7 +9,9 @@ import type { ByNamespaceView } from './by-namespace.js';
 import type { KubeObject } from './kube-object.js';
 import type {
   ClaimInfo,
+  CsiDriverInfo,
   CsiNodeInfo,
+  CsiStorageCapacityInfo,
   DeviceClassInfo,
   DisruptionBudgetInfo,
   NamespaceInfo,
@@ -52,6 +54,8 @@ export type ClusterTopics<R extends NamespacedObject = NamespacedObject> = {
   volume: Change<VolumeInfo>;
   storageClass: Change<StorageClassInfo>;
   csiNode: Change<CsiNodeInfo>;
+  csiDriver: Change<CsiDriverInfo>;
+  csiStorageCapacity: Change<CsiStorageCapacityInfo>;
   volumeAttachment: Change<VolumeAttachmentInfo>;
   deviceClass: Change<DeviceClassInfo>;
   disruptionBudget: Change<DisruptionBudgetInfo>;
@@ -95,6 +99,10 @@ export interface ClusterView<R extends NamespacedObject = NamespacedObject> {
   readonly volumes: ReadonlyMap<string, VolumeInfo>;
   readonly storageClasses: ReadonlyMap<string, StorageClassInfo>;
   readonly csiNodes: ReadonlyMap<string, CsiNodeInfo>;
+  /** CSIDrivers by name. */
+  readonly csiDrivers: ReadonlyMap<string, CsiDriverInfo>;
+  /** CSIStorageCapacities by namespace/name. */
+  readonly csiStorageCapacities: ReadonlyMap<string, CsiStorageCapacityInfo>;
   /** VolumeAttachments by name. */
   readonly volumeAttachments: ReadonlyMap<string, VolumeAttachmentInfo>;
   /** DeviceClasses by name (the webhook's gate: extended resources served by DRA). */

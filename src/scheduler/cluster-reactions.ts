@@ -15,7 +15,9 @@ import type { SchedulingQueue } from './queue.js';
 import { loadDropped, nodeChangeMatters, podSpecChanged, ruleChangeMatters } from './requeue.js';
 import {
   claimChangeMatters,
+  csiDriverChangeMatters,
   csiNodeChangeMatters,
+  storageCapacityChangeMatters,
   storageClassChangeMatters,
   volumeAttachmentChangeMatters,
   volumeChangeMatters,
@@ -80,6 +82,12 @@ export function addAllEventHandlers(deps: ClusterReactionsDeps): (() => void)[] 
     }),
     cache.bus.on('volumeAttachment', (c) => {
       if (volumeAttachmentChangeMatters(c)) moveAll();
+    }),
+    cache.bus.on('csiStorageCapacity', (c) => {
+      if (storageCapacityChangeMatters(c)) moveAll();
+    }),
+    cache.bus.on('csiDriver', (c) => {
+      if (csiDriverChangeMatters(c)) moveAll();
     }),
     loads.bus.on('load', (c) => {
       if (loadDropped(c.previous, c.load)) moveAll();

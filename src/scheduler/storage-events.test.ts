@@ -4,7 +4,9 @@ import { FakeCluster } from '../../test/kit/fake-cluster.js';
 import { claim, csiNode, pod, pv, storageClass } from './plugins/volume.testing.js';
 import {
   claimChangeMatters,
+  csiDriverChangeMatters,
   csiNodeChangeMatters,
+  storageCapacityChangeMatters,
   storageClassChangeMatters,
   storageViewOf,
   volumeAttachmentChangeMatters,
@@ -18,6 +20,16 @@ const va = (node: string) => ({
   attacher: 'd',
   persistentVolumeName: 'v',
 });
+
+const cap = (gib: number, node = 'n1') => ({
+  namespace: 'kube-system',
+  name: 'cap',
+  resourceVersion: '1',
+  storageClassName: 'fast',
+  nodeTopology: { matchLabels: { 'kubernetes.io/hostname': node } },
+  limitBytes: gib * 2 ** 30,
+});
+const driver = (storageCapacity: boolean) => ({ name: 'd', resourceVersion: '1', storageCapacity });
 
 describe('storage changes that requeue unschedulable pods', () => {
   it.each([
@@ -51,6 +63,22 @@ describe('storage changes that requeue unschedulable pods', () => {
     ['a VolumeAttachment deleted (a volume detached)', volumeAttachmentChangeMatters({ old: va('n') }), true],
     ['a VolumeAttachment added', volumeAttachmentChangeMatters({ new: va('n') }), false],
     ['a VolumeAttachment updated', volumeAttachmentChangeMatters({ old: va('n'), new: va('n') }), false],
+    ['a CSIStorageCapacity added', storageCapacityChangeMatters({ new: cap(1) }), true],
+    ['its room grown', storageCapacityChangeMatters({ old: cap(1), new: cap(2) }), true],
+    ['its room shrunk', storageCapacityChangeMatters({ old: cap(2), new: cap(1) }), false],
+    ['it reaches other nodes', storageCapacityChangeMatters({ old: cap(1), new: cap(1, 'n2') }), true],
+    ['it is deleted', storageCapacityChangeMatters({ old: cap(1) }), false],
+    [
+      'a CSIDriver stops tracking capacity',
+      csiDriverChangeMatters({ old: driver(true), new: driver(false) }),
+      true,
+    ],
+    [
+      'a CSIDriver starts tracking it',
+      csiDriverChangeMatters({ old: driver(false), new: driver(true) }),
+      false,
+    ],
+    ['a CSIDriver added', csiDriverChangeMatters({ new: driver(false) }), false],
   ])('%s → %s', (_what, got, want) => {
     expect(got).toBe(want);
   });

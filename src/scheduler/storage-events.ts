@@ -11,7 +11,9 @@
  */
 import type {
   ClaimInfo,
+  CsiDriverInfo,
   CsiNodeInfo,
+  CsiStorageCapacityInfo,
   StorageClassInfo,
   VolumeAttachmentInfo,
   VolumeInfo,
@@ -33,6 +35,12 @@ export function storageViewOf(cache: ClusterView): StorageView {
     },
     get csiNodes() {
       return cache.csiNodes;
+    },
+    get csiDrivers() {
+      return cache.csiDrivers;
+    },
+    get csiStorageCapacities() {
+      return cache.csiStorageCapacities;
     },
     get volumeAttachments() {
       return cache.volumeAttachments;
@@ -83,4 +91,23 @@ export function csiNodeChangeMatters(c: Change<CsiNodeInfo>): boolean {
   if (!c.new) return false;
   if (!c.old) return true;
   return JSON.stringify(c.old.drivers) !== JSON.stringify(c.new.drivers);
+}
+
+/**
+ * isSchedulableAfterCSIStorageCapacityChange, coarsened: a new capacity, or one that now allows larger
+ * volumes or reaches other nodes or another class, may let a waiting claim be provisioned.
+ */
+export function storageCapacityChangeMatters(c: Change<CsiStorageCapacityInfo>): boolean {
+  if (!c.new) return false;
+  if (!c.old) return true;
+  return (
+    (c.new.limitBytes ?? 0) > (c.old.limitBytes ?? 0) ||
+    c.new.storageClassName !== c.old.storageClassName ||
+    JSON.stringify(c.new.nodeTopology) !== JSON.stringify(c.old.nodeTopology)
+  );
+}
+
+/** isSchedulableAfterCSIDriverChange: a driver that stops tracking capacity no longer limits provisioning. */
+export function csiDriverChangeMatters(c: Change<CsiDriverInfo>): boolean {
+  return c.old?.storageCapacity === true && c.new !== undefined && !c.new.storageCapacity;
 }

@@ -2,7 +2,9 @@
 // naming rules): cluster-scoped objects get the run's prefix, references to them follow, node and zone
 // names in node affinities and labels are mapped like the nodes' own.
 import type {
+  V1CSIDriver,
   V1CSINode,
+  V1CSIStorageCapacity,
   V1PersistentVolume,
   V1PersistentVolumeClaim,
   V1PodDisruptionBudget,
@@ -34,6 +36,8 @@ export interface RunObjects {
   budgets: V1PodDisruptionBudget[];
   services: V1Service[];
   csiNodes: V1CSINode[];
+  csiDrivers: V1CSIDriver[];
+  storageCapacities: V1CSIStorageCapacity[];
   volumeAttachments: V1VolumeAttachment[];
   /** The provisioner name of the run's 'dynamic' classes; undefined when none is dynamic. */
   dynamicProvisioner?: string;
@@ -141,6 +145,23 @@ export function runObjects(iso: RunNames, o: ScenarioObjects): RunObjects {
       kind: 'Service',
       metadata: { name: svc.name, namespace: iso.namespace(svc.namespace) },
       spec: { clusterIP: 'None', selector: iso.labels(svc.selector), ports: [{ name: 'http', port: 80 }] },
+    })),
+    csiDrivers: (o.csiDrivers ?? []).map((d) => ({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'CSIDriver',
+      metadata: { name: d.name === 'dynamic' ? dynamic : d.name, labels },
+      spec: { storageCapacity: d.storageCapacity, attachRequired: false },
+    })),
+    storageCapacities: (o.storageCapacities ?? []).map((c) => ({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'CSIStorageCapacity',
+      metadata: { name: c.name, namespace: iso.namespace(undefined), labels },
+      storageClassName: classOf(c.storageClass),
+      nodeTopology: {
+        matchExpressions: [{ key: HOSTNAME, operator: 'In', values: c.nodes.map((n) => iso.node(n)) }],
+      },
+      capacity: c.capacity,
+      ...(c.maximumVolumeSize ? { maximumVolumeSize: c.maximumVolumeSize } : {}),
     })),
     csiNodes: (o.csiNodes ?? []).map((c) => ({
       apiVersion: 'storage.k8s.io/v1',

@@ -46,6 +46,12 @@ export class RunObjectsLifecycle {
   async createStorage(mainNamespace: string): Promise<void> {
     const o = this.objects;
     for (const body of o.csiNodes) await this.storage.createCSINode({ body });
+    for (const body of o.csiDrivers) await this.storage.createCSIDriver({ body });
+    for (const body of o.storageCapacities)
+      await this.storage.createNamespacedCSIStorageCapacity({
+        namespace: body.metadata?.namespace as string,
+        body,
+      });
     if (o.dynamicProvisioner) {
       this.provisioner = await startTestProvisioner({
         kubeConfig: this.kubeConfig,
@@ -130,6 +136,7 @@ export class RunObjectsLifecycle {
       ...names(o.storageClasses).map((name) => quiet(this.storage.deleteStorageClass({ name }))),
       ...names(o.priorityClasses).map((name) => quiet(this.scheduling.deletePriorityClass({ name }))),
       ...names(o.csiNodes).map((name) => quiet(this.storage.deleteCSINode({ name }))),
+      ...names(o.csiDrivers).map((name) => quiet(this.storage.deleteCSIDriver({ name }))),
       ...names(o.volumeAttachments).map((name) => quiet(this.storage.deleteVolumeAttachment({ name }))),
     ]);
   }

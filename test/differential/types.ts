@@ -165,8 +165,25 @@ export interface ServiceDef {
   selector: Record<string, string>;
 }
 
+/** A CSIDriver: 'dynamic' is the run's test provisioner (what its 'dynamic' StorageClasses name). */
+export interface CsiDriverDef {
+  name: 'dynamic' | string;
+  storageCapacity: boolean;
+}
+
+/** A CSIStorageCapacity (namespace `main`): room for volumes of a class on the logical nodes named. */
+export interface StorageCapacityDef {
+  name: string;
+  storageClass: string;
+  nodes: string[];
+  capacity: string;
+  maximumVolumeSize?: string;
+}
+
 /** Storage and priority objects of a scenario, created before the existing pods. */
 export interface ScenarioObjects {
+  csiDrivers?: CsiDriverDef[];
+  storageCapacities?: StorageCapacityDef[];
   services?: ServiceDef[];
   storageClasses?: StorageClassDef[];
   persistentVolumes?: VolumeDef[];

@@ -11,14 +11,23 @@
  *       affinity fits), capacity ≥ request, same volumeMode, not being deleted, phase Available, labels
  *       matching the claim's selector, same class, node affinity matching, access modes ⊇ the claim's;
  *     - else dynamic provisioning: the class has a provisioner other than kubernetes.io/no-provisioner
- *       and the node matches its allowedTopologies;
+ *       and the node matches its allowedTopologies, and — when the provisioner is a CSIDriver with
+ *       storageCapacity: true — some CSIStorageCapacity of the class (any namespace) has nodeTopology
+ *       selecting the node and maximumVolumeSize (else capacity) ≥ the claim's request (hasEnoughCapacity;
+ *       else "node(s) did not have enough free storage");
  *     any claim left → "node(s) didn't find available persistent volumes to bind".
- * Every reason is UnschedulableAndUnresolvable. CSIStorageCapacity is not checked (no capacity objects
- * are watched): a class's provisioner is trusted to have room.
+ * Every reason is UnschedulableAndUnresolvable.
  */
 
 import { selectorMatches } from '../../cluster/labels.js';
-import type { ClaimInfo, NodeInfo, StorageClassInfo, VolumeInfo } from '../../cluster/model.js';
+import type {
+  ClaimInfo,
+  CsiDriverInfo,
+  CsiStorageCapacityInfo,
+  NodeInfo,
+  StorageClassInfo,
+  VolumeInfo,
+} from '../../cluster/model.js';
 import { termMatches } from '../predicates.js';
 import {
   ANN_SELECTED_NODE,
@@ -31,6 +40,7 @@ import {
 export const ERR_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind";
 export const ERR_NODE_CONFLICT = 'node(s) had volume node affinity conflict';
 export const ERR_PV_NOT_EXIST = 'node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)';
+export const ERR_NOT_ENOUGH_SPACE = 'node(s) did not have enough free storage';
 
 export interface StaticBinding {
   claim: ClaimInfo;
@@ -62,6 +72,31 @@ export interface FindInput {
   /** PVs per class name (the assume cache's view), for the classes of `unbound`. */
   pvsByClass: ReadonlyMap<string, readonly VolumeInfo[]>;
   classes: ReadonlyMap<string, StorageClassInfo>;
+  /** Storage capacity tracking; absent: every provisioner is trusted to have room. */
+  capacity?: CapacityInput;
+}
+
+/** What the capacity check reads (upstream's CSIDriver and CSIStorageCapacity listers). */
+export interface CapacityInput {
+  drivers: ReadonlyMap<string, CsiDriverInfo>;
+  /** CSIStorageCapacities of every namespace, by storageClassName. */
+  byClass: ReadonlyMap<string, readonly CsiStorageCapacityInfo[]>;
+}
+
+/** hasEnoughCapacity: only drivers that opt in are checked; a pool the node reaches must hold the claim. */
+function hasEnoughCapacity(
+  capacity: CapacityInput | undefined,
+  sc: StorageClassInfo,
+  claim: ClaimInfo,
+  node: NodeInfo,
+): boolean {
+  if (capacity?.drivers.get(sc.provisioner)?.storageCapacity !== true) return true;
+  for (const c of capacity.byClass.get(sc.name) ?? []) {
+    if (c.limitBytes === undefined || c.limitBytes < claim.requestBytes) continue;
+    // A capacity without nodeTopology is reachable from no node.
+    if (c.nodeTopology && selectorMatches(c.nodeTopology, node.labels)) return true;
+  }
+  return false;
 }
 
 function sameClaim(pv: VolumeInfo, claim: ClaimInfo): boolean {
@@ -108,6 +143,7 @@ export function findPodVolumes(input: FindInput): FindResult {
   let boundOk = true;
   let pvsFound = true;
   let unboundOk = true;
+  let enoughSpace = true;
   for (const { claim, pv } of input.bound) {
     if (!pv) {
       pvsFound = false;
@@ -123,6 +159,7 @@ export function findPodVolumes(input: FindInput): FindResult {
   const finish = (): FindResult => {
     if (!boundOk) out.reasons.push(ERR_NODE_CONFLICT);
     if (!unboundOk) out.reasons.push(ERR_BIND_CONFLICT);
+    if (!enoughSpace) out.reasons.push(ERR_NOT_ENOUGH_SPACE);
     if (!pvsFound) out.reasons.push(ERR_PV_NOT_EXIST);
     return out;
   };
@@ -175,6 +212,17 @@ export function findPodVolumes(input: FindInput): FindResult {
     if (!topologyAllows(sc, node)) {
       unboundOk = false;
       out.details.push(`class ${className} does not provision in this node's topology`);
+      out.volumes.provisions = [];
+      return finish();
+    }
+    if (!hasEnoughCapacity(input.capacity, sc, claim, node)) {
+      // checkVolumeProvisions: provisioning is possible in principle, storage is not sufficient.
+      unboundOk = true;
+      enoughSpace = false;
+      out.details.push(
+        `no CSIStorageCapacity of class ${className} reachable from this node holds claim ${claim.name} ` +
+          `(${claim.requestBytes} bytes)`,
+      );
       out.volumes.provisions = [];
       return finish();
     }

@@ -6,11 +6,13 @@
  * selected-node; and Reserve's assumptions as the next cycle sees them.
  */
 import { describe, expect, it } from 'vitest';
+import { toCsiDriverInfo, toCsiStorageCapacityInfo } from '../../cluster/convert-storage.js';
 import type { ClaimInfo, PodInfo, VolumeInfo } from '../../cluster/model.js';
 import {
   claim,
   DYNAMIC,
   each,
+  HOSTNAME,
   IMMEDIATE,
   node,
   pod,
@@ -385,5 +387,93 @@ describe('VolumeBinding: Reserve assumes, the next cycle sees it, Unreserve rest
     expect(() => volumeBinding({ bindTimeoutSeconds: 'x' as never }, { storage: storage() })).toThrow(
       /bindTimeoutSeconds/,
     );
+  });
+});
+
+/**
+ * Storage capacity tracking (binder.go hasEnoughCapacity): the DYNAMIC class provisions through
+ * csi.example.com; with that CSIDriver's storageCapacity on, a node must reach a CSIStorageCapacity of the
+ * class whose maximumVolumeSize (else capacity) holds the 1Gi claim.
+ */
+describe('VolumeBinding: CSIStorageCapacity', () => {
+  const tracking = toCsiDriverInfo({
+    metadata: { name: 'csi.example.com' },
+    spec: { storageCapacity: true },
+  });
+  const untracked = toCsiDriverInfo({
+    metadata: { name: 'csi.example.com' },
+    spec: { storageCapacity: false },
+  });
+  const cap = (
+    name: string,
+    o: { hosts?: string[]; capacity?: string; max?: string; cls?: string; ns?: string },
+  ) =>
+    toCsiStorageCapacityInfo({
+      metadata: { name, namespace: o.ns ?? 'kube-system', resourceVersion: '1' },
+      storageClassName: o.cls ?? 'dynamic',
+      ...(o.hosts
+        ? { nodeTopology: { matchExpressions: [{ key: HOSTNAME, operator: 'In', values: o.hosts }] } }
+        : {}),
+      ...(o.capacity ? { capacity: o.capacity } : {}),
+      ...(o.max ? { maximumVolumeSize: o.max } : {}),
+    });
+  const NOT_ENOUGH = 'node(s) did not have enough free storage';
+  const capacityCases: {
+    name: string;
+    driver?: typeof tracking;
+    caps: ReturnType<typeof cap>[];
+    want: Record<string, string>;
+  }[] = [
+    {
+      name: 'a driver that does not track capacity is trusted (no CSIDriver, or storageCapacity false)',
+      caps: [],
+      want: each('a b c', 'ok'),
+    },
+    { name: 'storageCapacity false', driver: untracked, caps: [], want: each('a b c', 'ok') },
+    {
+      name: 'only nodes a capacity with room reaches',
+      driver: tracking,
+      caps: [
+        cap('small-a', { hosts: ['a'], capacity: '512Mi' }),
+        cap('big-bc', { hosts: ['b', 'c'], capacity: '10Gi' }),
+      ],
+      want: { a: NOT_ENOUGH, b: 'ok', c: 'ok' },
+    },
+    {
+      name: 'maximumVolumeSize wins over capacity; another class, or no nodeTopology, reaches nothing',
+      driver: tracking,
+      caps: [
+        cap('max-small', { hosts: ['a'], capacity: '10Gi', max: '512Mi' }),
+        cap('other-class', { hosts: ['b'], capacity: '10Gi', cls: 'zoned' }),
+        cap('nowhere', { capacity: '10Gi' }),
+        cap('exact', { hosts: ['c'], capacity: '1Gi', ns: 'storage' }),
+      ],
+      want: { a: NOT_ENOUGH, b: NOT_ENOUGH, c: 'ok' },
+    },
+    { name: 'tracked, and no capacity at all', driver: tracking, caps: [], want: each('a b c', NOT_ENOUGH) },
+  ];
+  it.each(capacityCases)('$name', (c) => {
+    const s = storage({
+      claims: [data({ class: 'dynamic' })],
+      classes: [DYNAMIC, zoned],
+      csiDrivers: c.driver ? [c.driver] : [],
+      capacities: c.caps,
+    });
+    const r = runFilter(volumeBinding({}, { storage: s }), NODES, [], pod('p', ['data']));
+    expect(r.outcome).toEqual(c.want);
+    for (const v of r.verdicts) for (const reason of v.reasons) expect(reason.unresolvable).toBe(true);
+  });
+
+  it('a static PV that fits needs no capacity; a claim provisioned beside it still does', () => {
+    const s = storage({
+      claims: [data({ class: 'dynamic' }), claim('logs', { class: 'dynamic' })],
+      pvs: [pv('pv-a', { class: 'dynamic', hosts: ['a'] })],
+      classes: [DYNAMIC],
+      csiDrivers: [tracking],
+      capacities: [cap('b-only', { hosts: ['b'], capacity: '5Gi' })],
+    });
+    const r = runFilter(volumeBinding({}, { storage: s }), NODES, [], pod('p', ['data', 'logs']));
+    // a: data gets pv-a, logs must be provisioned and a has no capacity; b: both provisioned there.
+    expect(r.outcome).toEqual({ a: NOT_ENOUGH, b: 'ok', c: NOT_ENOUGH });
   });
 });

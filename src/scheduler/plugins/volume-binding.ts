@@ -16,7 +16,7 @@
  * waits up to bindTimeoutSeconds (default 600) for the PV controller / provisioner to bind every claim
  * (volume-binding-prebind.ts).
  */
-import type { ClaimInfo, VolumeInfo } from '../../cluster/model.js';
+import type { ClaimInfo, CsiStorageCapacityInfo, VolumeInfo } from '../../cluster/model.js';
 import type {
   FilterPlugin,
   PreBindPlugin,
@@ -28,7 +28,7 @@ import { addReason } from '../framework/verdict.js';
 import type { VolumeBinder } from '../volume-binder.js';
 import { PLUGIN } from './names.js';
 import { VolumeAssumeCache } from './volume-assume-cache.js';
-import { findPodVolumes, type PodVolumes } from './volume-binding-match.js';
+import { type CapacityInput, findPodVolumes, type PodVolumes } from './volume-binding-match.js';
 import { bindPodVolumes } from './volume-binding-prebind.js';
 import {
   ANN_SELECTED_NODE,
@@ -71,6 +71,8 @@ interface State {
   /** Unbound claims of WaitForFirstConsumer classes, as the assume cache shows them. */
   unbound: ClaimInfo[];
   pvsByClass: Map<string, VolumeInfo[]>;
+  /** CSIStorageCapacities of the unbound claims' classes, when some class's driver tracks capacity. */
+  capacity?: CapacityInput;
   byNode: Map<string, PodVolumes>;
   allBound: boolean;
   reserved?: Reserved;
@@ -152,7 +154,15 @@ export function volumeBinding(args: VolumeBindingArgs, deps: VolumeBindingDeps):
       if (pvsByClass.size > 0) {
         for (const pv of cache.pvs.values()) pvsByClass.get(pv.storageClassName)?.push(pv);
       }
-      state.write(STATE, { bound, unbound, pvsByClass, byNode: new Map(), allBound: false } satisfies State);
+      const capacity = capacityInput(storage, unbound);
+      state.write(STATE, {
+        bound,
+        unbound,
+        pvsByClass,
+        ...(capacity ? { capacity } : {}),
+        byNode: new Map(),
+        allBound: false,
+      } satisfies State);
       return undefined;
     },
     filter(state, _ctx, n, verdict) {
@@ -165,6 +175,7 @@ export function volumeBinding(args: VolumeBindingArgs, deps: VolumeBindingDeps):
         unbound: s.unbound,
         pvsByClass: s.pvsByClass,
         classes: storage.storageClasses,
+        ...(s.capacity ? { capacity: s.capacity } : {}),
       });
       if (result.error) {
         addReason(verdict, {
@@ -254,4 +265,26 @@ export function volumeBinding(args: VolumeBindingArgs, deps: VolumeBindingDeps):
       });
     },
   };
+}
+
+/**
+ * The capacity check's input for a pod's unbound claims, grouped once per cycle (upstream lists every
+ * CSIStorageCapacity per claim per node); undefined when no claim's class provisions through a driver
+ * that tracks capacity (nothing to check).
+ */
+function capacityInput(storage: StorageView, unbound: readonly ClaimInfo[]): CapacityInput | undefined {
+  const classes = new Set<string>();
+  for (const c of unbound) {
+    const sc = storage.storageClasses.get(claimClass(c));
+    if (sc && storage.csiDrivers.get(sc.provisioner)?.storageCapacity === true) classes.add(sc.name);
+  }
+  if (classes.size === 0) return undefined;
+  const byClass = new Map<string, CsiStorageCapacityInfo[]>();
+  for (const c of storage.csiStorageCapacities.values()) {
+    if (!classes.has(c.storageClassName)) continue;
+    const list = byClass.get(c.storageClassName);
+    if (list) list.push(c);
+    else byClass.set(c.storageClassName, [c]);
+  }
+  return { drivers: storage.csiDrivers, byClass };
 }

@@ -6,7 +6,9 @@
  */
 import type {
   ClaimInfo,
+  CsiDriverInfo,
   CsiNodeInfo,
+  CsiStorageCapacityInfo,
   NodeInfo,
   PodInfo,
   PodVolume,
@@ -33,6 +35,10 @@ export interface StorageView {
   readonly volumes: ReadonlyMap<string, VolumeInfo>;
   readonly storageClasses: ReadonlyMap<string, StorageClassInfo>;
   readonly csiNodes: ReadonlyMap<string, CsiNodeInfo>;
+  /** CSIDrivers by name (VolumeBinding: which provisioners track capacity). */
+  readonly csiDrivers: ReadonlyMap<string, CsiDriverInfo>;
+  /** CSIStorageCapacities by namespace/name. */
+  readonly csiStorageCapacities: ReadonlyMap<string, CsiStorageCapacityInfo>;
   /** VolumeAttachments by name. */
   readonly volumeAttachments: ReadonlyMap<string, VolumeAttachmentInfo>;
   /** Pods by namespace/name (VolumeBinding's PreBind stops waiting for a deleted pod). */
@@ -49,6 +55,8 @@ export const EMPTY_STORAGE: StorageView = {
   volumes: EMPTY,
   storageClasses: EMPTY,
   csiNodes: EMPTY,
+  csiDrivers: EMPTY,
+  csiStorageCapacities: EMPTY,
   volumeAttachments: EMPTY,
   pods: EMPTY,
   onChange: () => () => {},

@@ -13,7 +13,9 @@ import {
 } from '../../cluster/convert-storage.js';
 import type {
   ClaimInfo,
+  CsiDriverInfo,
   CsiNodeInfo,
+  CsiStorageCapacityInfo,
   NodeInfo,
   PodInfo,
   StorageClassInfo,
@@ -193,6 +195,8 @@ export interface FakeStorage extends StorageView {
   readonly volumes: Map<string, VolumeInfo>;
   readonly storageClasses: Map<string, StorageClassInfo>;
   readonly csiNodes: Map<string, CsiNodeInfo>;
+  readonly csiDrivers: Map<string, CsiDriverInfo>;
+  readonly csiStorageCapacities: Map<string, CsiStorageCapacityInfo>;
   readonly volumeAttachments: Map<string, VolumeAttachmentInfo>;
   readonly pods: Map<string, PodInfo>;
   /** Replaces objects (as an informer event) and notifies the listeners. */
@@ -210,6 +214,8 @@ export function storage(
     pvs?: VolumeInfo[];
     classes?: StorageClassInfo[];
     csiNodes?: CsiNodeInfo[];
+    csiDrivers?: CsiDriverInfo[];
+    capacities?: CsiStorageCapacityInfo[];
     attachments?: VolumeAttachmentInfo[];
     pods?: PodInfo[];
   } = {},
@@ -220,6 +226,8 @@ export function storage(
     volumes: new Map((o.pvs ?? []).map((v) => [v.name, v])),
     storageClasses: new Map((o.classes ?? [WFFC, DYNAMIC, IMMEDIATE]).map((c) => [c.name, c])),
     csiNodes: new Map((o.csiNodes ?? []).map((c) => [c.name, c])),
+    csiDrivers: new Map((o.csiDrivers ?? []).map((d) => [d.name, d])),
+    csiStorageCapacities: new Map((o.capacities ?? []).map((c) => [`${c.namespace}/${c.name}`, c])),
     volumeAttachments: new Map((o.attachments ?? []).map((a) => [a.name, a])),
     pods: new Map((o.pods ?? []).map((p) => [`${p.namespace}/${p.name}`, p])),
     onChange(fn) {

@@ -178,6 +178,27 @@ export const volumeScenarios: Scenario[] = [
     expect: { unschedulable: [], placements: { app: ['n2', 'n4'] } },
   },
   {
+    name: 'storage capacity: only a node whose CSIStorageCapacity holds the claim',
+    area: 'VolumeBinding',
+    description:
+      "The run's provisioner is a CSIDriver with storageCapacity: true. Its class has 1Gi left for n1 and " +
+      '10Gi for n2; a 5Gi claim can only be provisioned from n2 (hasEnoughCapacity), so the pod goes there ' +
+      'although n1 sorts first. n3 has no capacity object at all.',
+    orderIndependent: true,
+    nodes: [node('n1'), node('n2'), node('n3')],
+    objects: {
+      storageClasses: [{ name: 'fast', provisioner: 'dynamic', volumeBindingMode: 'WaitForFirstConsumer' }],
+      csiDrivers: [{ name: 'dynamic', storageCapacity: true }],
+      storageCapacities: [
+        { name: 'on-n1', storageClass: 'fast', nodes: ['n1'], capacity: '1Gi' },
+        { name: 'on-n2', storageClass: 'fast', nodes: ['n2'], capacity: '10Gi' },
+      ],
+      persistentVolumeClaims: [{ name: 'data', storageClass: 'fast', size: '5Gi' }],
+    },
+    pods: [pod('app', { spec: claims('data') })],
+    expect: { unschedulable: [], placements: { app: ['n2'] } },
+  },
+  {
     name: 'a ReadWriteOncePod claim already in use',
     area: 'VolumeRestrictions',
     description:
