@@ -166,6 +166,12 @@ describe('dashboard in Chromium', () => {
     );
     // The live streams are connected.
     await page.locator('.live.live', { hasText: 'decisions' }).waitFor();
+    // No metrics.k8s.io on this cluster: the rule's card says its nodes are judged by requests, and why.
+    const byRequests = page.locator(`li.rule[data-rule="${ns.name}/web"] .badge`, { hasText: 'by requests' });
+    await byRequests.waitFor();
+    expect(await byRequests.getAttribute('title')).toMatch(
+      /^metrics\.k8s\.io does not serve node metrics: \d+ nodes? judged by requests$/,
+    );
   });
 
   it('receives a decision live within seconds of a pod being created, and explains it', async () => {

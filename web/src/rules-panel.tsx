@@ -55,6 +55,8 @@ function RuleCard(props: { rule: RuleView; now: number }) {
   const ineligible = rule.evaluation.ineligible.length;
   const total = eligible + ineligible;
   const ready = rule.status?.conditions.find((c) => c.type === 'Ready');
+  // Nodes judged without measured usage (the MetricsAvailable condition): worth a glance, not an alarm.
+  const metrics = rule.status?.conditions.find((c) => c.type === 'MetricsAvailable');
   const nodeSel = selectorText(rule.spec.nodeSelector);
   const podSel = selectorText(rule.spec.podSelector);
   const groups = groupIneligible(rule);
@@ -77,6 +79,15 @@ function RuleCard(props: { rule: RuleView; now: number }) {
         ) : (
           <Badge tone="muted">no status yet</Badge>
         )}
+        {metrics?.reason === 'MetricsMissing' ? (
+          <Badge tone="warn" title={metrics.message}>
+            metrics missing
+          </Badge>
+        ) : metrics?.reason === 'MetricsNotServed' ? (
+          <Badge tone="muted" title={metrics.message}>
+            by requests
+          </Badge>
+        ) : null}
         <span class="spacer" />
         <button
           type="button"
