@@ -146,8 +146,8 @@ interface PreFiltered {
    * cycle instead of a skip-set look-up per plugin per node (~15 × the nodes examined).
    */
   filters: readonly FilterPlugin[];
-  /** PreFilter plugins with addPod whose PreFilter did not skip: they count nominated pods (pass 1). */
-  extended: readonly PreFilterPlugin[];
+  /** The profile's PreFilter plugins: those with addPod count nominated pods (extensionsOf). */
+  preFilters: readonly PreFilterPlugin[];
 }
 
 function runPreFilter(profile: Profile, ctx: CycleContext): PreFiltered {
@@ -163,9 +163,16 @@ function runPreFilter(profile: Profile, ctx: CycleContext): PreFiltered {
     state.skipFilter.size === 0
       ? profile.filter
       : profile.filter.filter((p) => !state.skipFilter.has(p.name));
-  // Upstream's RunPreFilterExtensionAddPod skips the plugins in SkipFilterPlugins.
-  const extended = profile.preFilter.filter((p) => p.addPod && p.cloneState && !state.skipFilter.has(p.name));
-  return { state, rejects, filters, extended };
+  return { state, rejects, filters, preFilters: profile.preFilter };
+}
+
+/**
+ * The PreFilter plugins that count a nominated pod in their state (addPod), less those whose PreFilter
+ * skipped — upstream's RunPreFilterExtensionAddPod skips SkipFilterPlugins. Looked up only for a node
+ * with nominated pods, so a cycle without any pays nothing.
+ */
+function extensionsOf(pre: PreFiltered): PreFilterPlugin[] {
+  return pre.preFilters.filter((p) => p.addPod && p.cloneState && !pre.state.skipFilter.has(p.name));
 }
 
 /**
@@ -254,16 +261,17 @@ function filterWithNominated(
   const load = node.load;
   let withThem: NodeVerdict;
   try {
+    const extensions = extensionsOf(pre);
     let first = pre;
-    if (pre.extended.length > 0) {
+    if (extensions.length > 0) {
       first = { ...pre, state: pre.state.fork() };
-      for (const p of pre.extended) p.cloneState?.(pre.state, first.state);
+      for (const p of extensions) p.cloneState?.(pre.state, first.state);
     }
     for (const p of nominated) {
       const placed = { ...p, nodeName: node.name };
       edit.add(podKey(p), placed, node.name);
       if (node.load) node.load = withPod(node.load, p, ctx.loadOptions);
-      for (const ext of first.extended) ext.addPod?.(first.state, ctx, placed, node);
+      for (const ext of extensions) ext.addPod?.(first.state, ctx, placed, node);
     }
     withThem = runFilterPlugins(first, ctx, node, everyReason);
   } finally {
