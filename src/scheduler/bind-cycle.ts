@@ -16,7 +16,7 @@ import type { Logger } from '../server/log.js';
 import type { SchedulerApi } from './binder.js';
 import type { DecisionBase, DecisionRecorder } from './decision-recorder.js';
 import { scheduledMessage } from './explain.js';
-import { type Profile, runPostBind, runPreBind, runUnreserve } from './framework/runtime.js';
+import { type Profile, preBindHasWork, runPostBind, runPreBind, runUnreserve } from './framework/runtime.js';
 import type { Snapshot } from './framework/snapshot.js';
 import type { CycleContext, CycleState } from './framework/types.js';
 import type { SchedulerMetrics } from './metrics.js';
@@ -48,7 +48,7 @@ export interface BindingCycleDeps {
   snapshot: Snapshot;
   cache: Pick<SchedulerDeps['cache'], 'pods' | 'nodes'>;
   loads: Pick<SchedulerDeps['loads'], 'assume' | 'forget' | 'isAssumed'>;
-  api: Pick<SchedulerApi, 'bind' | 'recordDecision'>;
+  api: Pick<SchedulerApi, 'bind' | 'recordDecision' | 'expectNode' | 'clearNomination'>;
   queue: SchedulingQueue;
   placements: PlacementLog;
   /** The gateway's API rate limiter for binds (the extender's binds take from it too). */
@@ -183,8 +183,13 @@ export class BindingCycle {
       api.recordDecision(d);
       return;
     }
+    // NominatedNodeNameForExpectation (beta, on since v1.35): a pod whose PreBind will take a while (its
+    // volumes bound or provisioned first) is nominated to its node meanwhile; a failure clears that.
+    const expecting = preBindHasWork(profile, cycle.state, cycle.ctx, node);
+    if (expecting) await api.expectNode(pod, node);
     const preBindError = await runPreBind(profile, cycle.state, cycle.ctx, node, signal);
     if (preBindError) {
+      if (expecting) api.clearNomination(pod);
       this.unreserve(cycle, key, node);
       recorder.counters.failed++;
       this.retryAfterError(key, preBindError);
@@ -216,6 +221,7 @@ export class BindingCycle {
       }
       case 'failed': {
         recorder.counters.failed++;
+        if (expecting) api.clearNomination(pod);
         if (outcome.status === undefined || outcome.status >= 500) {
           // The bind may have committed with its response lost: the headroom stays taken until the
           // watch shows the pod (bound or not), or the deadline passes.

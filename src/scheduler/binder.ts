@@ -46,6 +46,12 @@ export interface SchedulerApi {
   /** Clears status.nominatedNodeName (asynchronously, best effort). */
   clearNomination(pod: PodInfo): void;
   /**
+   * Sets status.nominatedNodeName before the binding cycle's PreBind (NominatedNodeNameForExpectation),
+   * as kube-scheduler does, synchronously: it must land before the bind. Resolves also when the write
+   * fails (logged): binding goes on without it.
+   */
+  expectNode(pod: PodInfo, node: string): Promise<void>;
+  /**
    * Evicts a preemption victim as kube-scheduler does (asynchronously, best effort): the
    * DisruptionTarget=True/PreemptionByScheduler condition, a graceful DELETE (the pod's own grace
    * period), and a `Preempted` Event naming the preemptor.
@@ -203,6 +209,20 @@ export class KubeSchedulerApi implements SchedulerApi {
   private async post(path: string, body: unknown, viaClient: () => Promise<unknown>): Promise<void> {
     if (this.request) await this.request({ method: 'POST', path, body });
     else await viaClient();
+  }
+
+  async expectNode(pod: PodInfo, node: string): Promise<void> {
+    try {
+      await this.core.patchNamespacedPodStatus(
+        { name: pod.name, namespace: pod.namespace, body: { status: { nominatedNodeName: node } } },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+      );
+    } catch (err) {
+      this.opts.log.warn(
+        { pod: `${pod.namespace}/${pod.name}`, node, err: apiErrorMessage(err) },
+        'could not nominate the pod to its node before binding its volumes; binding goes on',
+      );
+    }
   }
 
   markUnschedulable(pod: PodInfo, message: string): void {

@@ -20,6 +20,7 @@ function fakeApi(calls: Call[]): SchedulerApi {
     drain: async () => {},
     nominate: (p, n) => void calls.push(['nominate', p.name, n]),
     clearNomination: (p) => void calls.push(['clear', p.name]),
+    expectNode: async (p, n) => void calls.push(['expect', p.name, n]),
     preempt: (v, p, n) => void calls.push(['preempt', v.name, p.name, n]),
   };
 }

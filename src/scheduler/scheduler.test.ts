@@ -8,6 +8,10 @@ import { type PodInfo, podKey } from '../cluster/model.js';
 import { LoadTracker } from '../load/tracker.js';
 import type { BindOutcome, SchedulerApi } from './binder.js';
 import type { Decision } from './explain.js';
+import type { Profile } from './framework/runtime.js';
+import type { PreBindPlugin } from './framework/types.js';
+import { nodeResourcesFit } from './plugins/node-resources-fit.js';
+import { profileOf } from './plugins/plugin.testing.js';
 import { Scheduler, type SchedulerOptions } from './scheduler.js';
 import { node, pod, rule } from './testing.js';
 
@@ -20,6 +24,8 @@ class FakeApi implements SchedulerApi {
   events: Decision[] = [];
   /** Answers for the next binds, in order; then 'bound'. */
   script: BindOutcome[] = [];
+  /** nominatedNodeName writes, in order: "pod→node", "pod→" for a clear. */
+  nominations: string[] = [];
 
   constructor(private readonly cluster: FakeCluster) {}
 
@@ -48,8 +54,15 @@ class FakeApi implements SchedulerApi {
   async listDecisions(): Promise<Decision[]> {
     return [];
   }
-  nominate(): void {}
-  clearNomination(): void {}
+  nominate(p: PodInfo, nodeName: string): void {
+    this.nominations.push(`${podKey(p)}→${nodeName}`);
+  }
+  clearNomination(p: PodInfo): void {
+    this.nominations.push(`${podKey(p)}→`);
+  }
+  async expectNode(p: PodInfo, nodeName: string): Promise<void> {
+    this.nominations.push(`${podKey(p)}→${nodeName}`);
+  }
   preempt(): void {}
   async drain(): Promise<void> {}
 }
@@ -69,6 +82,7 @@ function setup(
     options?: Partial<SchedulerOptions>;
     cluster?: FakeCluster;
     now?: () => number;
+    profile?: Profile;
   } = {},
 ) {
   const cluster = o.cluster ?? new FakeCluster();
@@ -84,6 +98,7 @@ function setup(
     leader,
     log: pino({ level: 'silent' }),
     ...(o.now ? { now: o.now } : {}),
+    ...(o.profile ? { profile: o.profile } : {}),
     registry,
     options: {
       schedulerName: 'nodeload-scheduler',
@@ -389,5 +404,30 @@ describe('Scheduler', () => {
     expect(failed.candidates.map(check)).toEqual(
       failed.candidates.map((c) => [c.node, 1, allowed.has(c.node), true]),
     );
+  });
+
+  it('nominates a pod whose PreBind has work to its node first (NominatedNodeNameForExpectation), and clears it when PreBind fails', async () => {
+    const order: string[] = [];
+    const volumes: PreBindPlugin = {
+      name: 'FakeVolumes',
+      preBindPreFlight: (_s, ctx) => ctx.pod.name !== 'plain',
+      async preBind(_s, ctx, node) {
+        order.push(`preBind ${ctx.pod.name} on ${node}`);
+        return ctx.pod.name === 'broken' ? 'provisioning failed' : undefined;
+      },
+    };
+    const { cluster, api, scheduler } = setup({ profile: profileOf(nodeResourcesFit(), volumes) });
+    cluster.addNode(node('n1'));
+    scheduler.start();
+    cluster.upsertPod(pod('waits', { cpu: '100m' }));
+    await until('waits bound', () => api.binds.length === 1);
+    expect(api.nominations).toEqual(['default/waits→n1']);
+    cluster.upsertPod(pod('plain', { cpu: '100m' }));
+    await until('plain bound', () => api.binds.length === 2);
+    expect(api.nominations).toEqual(['default/waits→n1']);
+    cluster.upsertPod(pod('broken', { cpu: '100m' }));
+    await until('broken failed once', () => order.includes('preBind broken on n1'));
+    await until('its nomination cleared', () => api.nominations.length === 3);
+    expect(api.nominations.slice(1)).toEqual(['default/broken→n1', 'default/broken→']);
   });
 });

@@ -78,6 +78,7 @@ class InProcessApi implements SchedulerApi {
   }
   nominate(): void {}
   clearNomination(): void {}
+  async expectNode(): Promise<void> {}
   preempt(): void {}
   async drain(): Promise<void> {}
 }

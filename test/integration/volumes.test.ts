@@ -248,6 +248,13 @@ describe('volumes', () => {
     provisioners.push(p);
     const className = await storageClass({ provisioner });
     const labels = { app: 'db' };
+    // The node each pod was nominated to while still unbound (its volumes being provisioned).
+    const nominatedWhileUnbound = new Map<string, string>();
+    const off = gateway.cache.bus.on('pod', (c) => {
+      const x = c.new;
+      if (x?.namespace === ns && !x.nodeName && x.nominatedNodeName)
+        nominatedWhileUnbound.set(x.name, x.nominatedNodeName);
+    });
     await kubeConfig()
       .makeApiClient(AppsV1Api)
       .createNamespacedStatefulSet({
@@ -297,7 +304,18 @@ describe('volumes', () => {
 
     const nodes: string[] = [];
     for (let i = 0; i < 3; i++) nodes.push(await boundNode(ns, `db-${i}`, 55_000));
+    off();
     expect(new Set(nodes).size).toBe(3);
+    // NominatedNodeNameForExpectation: while PreBind waited for its claim, each pod was nominated to the
+    // node it was then bound to.
+    expect(Object.fromEntries(nominatedWhileUnbound)).toEqual(
+      Object.fromEntries(nodes.map((n, i) => [`db-${i}`, n])),
+    );
+    // …and the binding cleared it (ClearingNominatedNodeNameAfterBinding, on since v1.35).
+    for (let i = 0; i < 3; i++) {
+      const bound = await coreApi().readNamespacedPod({ namespace: ns, name: `db-${i}` });
+      expect(bound.status?.nominatedNodeName ?? '').toBe('');
+    }
     for (const n of nodes) expect(names).toContain(n);
     for (let i = 0; i < 3; i++) {
       const pv = await claimBound(ns, `data-db-${i}`);

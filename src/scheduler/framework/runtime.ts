@@ -436,6 +436,16 @@ export function runUnreserve(profile: Profile, state: CycleState, ctx: CycleCont
   for (let j = profile.reserve.length - 1; j >= 0; j--) profile.reserve[j]?.unreserve(state, ctx, node);
 }
 
+/** RunPreBindPreFlights: whether any PreBind plugin will do work for the pod on `node`. */
+export function preBindHasWork(
+  profile: Profile,
+  state: CycleState,
+  ctx: CycleContext,
+  node: string,
+): boolean {
+  return profile.preBind.some((p) => p.preBindPreFlight?.(state, ctx, node) === true);
+}
+
 export async function runPreBind(
   profile: Profile,
   state: CycleState,

@@ -172,6 +172,12 @@ export interface PermitPlugin extends Plugin {
 }
 
 export interface PreBindPlugin extends Plugin {
+  /**
+   * PreBindPreFlight: whether preBind has work to do for the pod on `node` (false: upstream's Skip).
+   * When one has, the binding cycle first sets the pod's nominatedNodeName to the node, so that others
+   * (the cluster autoscaler) see where a pod waiting on its volumes is going. Absent: no work.
+   */
+  preBindPreFlight?(state: CycleState, ctx: CycleContext, node: string): boolean;
   /** Returns an error message when the pod must not be bound (Unreserve follows). */
   preBind(
     state: CycleState,

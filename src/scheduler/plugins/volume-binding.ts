@@ -245,6 +245,10 @@ export function volumeBinding(args: VolumeBindingArgs, deps: VolumeBindingDeps):
       for (const k of r.claimKeys) cache.claims.restore(k);
       s.reserved = undefined;
     },
+    preBindPreFlight(state) {
+      const s = state.read<State>(STATE);
+      return s !== undefined && !s.allBound;
+    },
     async preBind(state, ctx, node, signal) {
       const s = state.read<State>(STATE);
       if (!s || s.allBound) return undefined;
