@@ -4,6 +4,8 @@
  * PodDisruptionBudgets; and DeviceClasses, which the webhook's gate reads. Like
  * convert.ts, every accessor tolerates both typed-client classes and raw JSON.
  */
+
+import { migratedVolume } from './csi-migration.js';
 import type {
   ClaimInfo,
   CsiDriverInfo,
@@ -113,6 +115,8 @@ export function toVolumeInfo(o: Json): VolumeInfo {
   if (spec.csi?.driver) pv.csiDriver = spec.csi.driver;
   const handle = diskHandle(spec);
   if (handle) pv.handle = handle;
+  const migrated = spec.csi ? undefined : migratedVolume(spec, pv.labels);
+  if (migrated) pv.migrated = migrated;
   return pv;
 }
 

@@ -3,6 +3,8 @@
  * results into classes with Date fields; watch events and AdmissionReviews are raw JSON), so every
  * accessor here tolerates both.
  */
+
+import { migratedVolume } from './csi-migration.js';
 import type {
   CpuMem,
   HostPort,
@@ -199,13 +201,19 @@ function podVolumes(podName: string, spec: Json): PodVolume[] {
       out.push({ name, claimName: `${podName}-${name}`, ephemeral: true });
     } else {
       const disk = diskOf(v);
-      if (disk) {
+      const migrated = migratedVolume(v);
+      if (disk || migrated) {
         const ro =
           v.gcePersistentDisk?.readOnly ??
           v.awsElasticBlockStore?.readOnly ??
           v.iscsi?.readOnly ??
           v.rbd?.readOnly;
-        out.push({ name, disk, readOnly: ro === true });
+        out.push({
+          name,
+          ...(disk ? { disk } : {}),
+          readOnly: ro === true,
+          ...(migrated ? { migrated } : {}),
+        });
       }
     }
   }

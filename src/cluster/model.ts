@@ -4,6 +4,8 @@
  * or quantities as strings.
  */
 
+import type { MigratedVolume } from './csi-migration.js';
+
 /** CPU in millicores, memory in bytes. */
 export interface CpuMem {
   cpuMilli: number;
@@ -138,6 +140,8 @@ export interface PodVolume {
   readOnly?: boolean;
   /** In-tree disks VolumeRestrictions compares directly (e.g. "gce-pd:my-disk", "aws-ebs:vol-1"). */
   disk?: string;
+  /** An inline in-tree volume's CSI driver and volumeHandle (NodeVolumeLimits counts it there). */
+  migrated?: MigratedVolume;
 }
 
 export interface PodInfo {
@@ -278,6 +282,8 @@ export interface VolumeInfo {
   csiDriver?: string;
   /** A stable identity of the backing disk (CSI volumeHandle, in-tree disk name). */
   handle?: string;
+  /** An in-tree source's CSI driver and volumeHandle (csi-migration.ts): NodeVolumeLimits counts it there. */
+  migrated?: MigratedVolume;
   deleting: boolean;
 }
 

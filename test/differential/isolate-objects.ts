@@ -97,7 +97,9 @@ export function runObjects(iso: RunNames, o: ScenarioObjects): RunObjects {
           persistentVolumeReclaimPolicy: 'Retain',
           ...(v.csiDriver
             ? { csi: { driver: v.csiDriver, volumeHandle: name } }
-            : { hostPath: { path: `/tmp/${name}` } }),
+            : v.inTreeEbs
+              ? { awsElasticBlockStore: { volumeID: `vol-${name}` } }
+              : { hostPath: { path: `/tmp/${name}` } }),
           ...(requirements.length
             ? { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: requirements }] } } }
             : {}),

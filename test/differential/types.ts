@@ -105,6 +105,8 @@ export interface VolumeDef {
   labels?: Record<string, string>;
   /** A CSI volume of this driver (else a hostPath volume). */
   csiDriver?: string;
+  /** An in-tree AWS EBS volume (awsElasticBlockStore), which kube-scheduler counts as ebs.csi.aws.com. */
+  inTreeEbs?: boolean;
   /** Pre-bound to this claim of the `main` namespace (or `namespace/name`). */
   claim?: string;
 }

@@ -17,6 +17,14 @@ const PVS = [
   ...ebsPvs,
   pv('pv-gce-1', { csi: { driver: GCE }, claimRef: 'c-gce-1' }),
   pv('pv-nfs', { claimRef: 'c-nfs' }),
+  // In-tree PVs: an EBS one (migrated: counts under the EBS driver), the CSI PV of the same disk, a vSphere one
+  // (its migration is not among those kube-scheduler counts).
+  pv('pv-intree', {
+    claimRef: 'c-intree',
+    source: { awsElasticBlockStore: { volumeID: 'aws://us-east-1a/vol-0abc' } },
+  }),
+  pv('pv-same-disk', { csi: { driver: EBS, handle: 'vol-0abc' }, claimRef: 'c-same-disk' }),
+  pv('pv-vsphere', { claimRef: 'c-vsphere', source: { vsphereVolume: { volumePath: '[ds] v.vmdk' } } }),
 ];
 const bound = (name: string, volumeName: string) => claim(name, { volumeName, bound: true, class: 'ebs' });
 const CLAIMS = [
@@ -26,17 +34,18 @@ const CLAIMS = [
   claim('c-pending-2', { class: 'ebs' }),
   claim('c-no-class', { class: null }),
   claim('c-dangling', { class: 'ebs', volumeName: 'pv-gone', bound: true }),
+  // Unbound, of a class the in-tree EBS plugin provisions (a cluster's old default gp2 class).
+  claim('c-gp2', { class: 'gp2' }),
 ];
-const CLASSES = [
-  {
-    name: 'ebs',
-    resourceVersion: '1',
-    provisioner: EBS,
-    volumeBindingMode: 'WaitForFirstConsumer',
-    isDefault: false,
-    allowedTopologies: [],
-  },
-];
+const CLASSES = [EBS, 'kubernetes.io/aws-ebs'].map((provisioner) => ({
+  name: provisioner === EBS ? 'ebs' : 'gp2',
+  resourceVersion: '1',
+  provisioner,
+  volumeBindingMode: 'WaitForFirstConsumer',
+  isDefault: false,
+  allowedTopologies: [],
+}));
+const INLINE_EBS = { name: 'scratch', awsElasticBlockStore: { volumeID: 'vol-inline' } };
 
 interface Case {
   name: string;
@@ -156,6 +165,49 @@ const cases: Case[] = [
     wants: ['c-ebs-1'],
     existing: [['c-missing']],
     limits: { [EBS]: 1 },
+    want: 'ok',
+  },
+  // In-tree volumes migrated to CSI count under their CSI driver (csi-translation-lib's translation).
+  {
+    name: 'an in-tree EBS PV takes an EBS attach slot',
+    wants: ['c-ebs-1'],
+    existing: [['c-intree']],
+    limits: { [EBS]: 1 },
+    want: ERR_MAX_VOLUME_COUNT,
+  },
+  {
+    name: 'an in-tree PV and a CSI PV of the same disk count once',
+    wants: ['c-same-disk'],
+    existing: [['c-intree']],
+    limits: { [EBS]: 1 },
+    want: 'ok',
+  },
+  {
+    name: "an unbound claim of an in-tree provisioner's class counts under its CSI driver",
+    wants: ['c-gp2'],
+    existing: [['c-ebs-1']],
+    limits: { [EBS]: 1 },
+    want: ERR_MAX_VOLUME_COUNT,
+  },
+  {
+    name: 'an inline in-tree EBS volume counts, for the new pod and for those on the node',
+    wants: [INLINE_EBS],
+    existing: [['c-ebs-1']],
+    limits: { [EBS]: 1 },
+    want: ERR_MAX_VOLUME_COUNT,
+  },
+  {
+    name: 'an inline volume on the node counts against a new claim',
+    wants: ['c-ebs-1'],
+    existing: [[INLINE_EBS]],
+    limits: { [EBS]: 1 },
+    want: ERR_MAX_VOLUME_COUNT,
+  },
+  {
+    name: 'an in-tree vSphere PV is not counted',
+    wants: ['c-vsphere'],
+    existing: [],
+    limits: { 'csi.vsphere.vmware.com': 0 },
     want: 'ok',
   },
   // VolumeAttachments count even where no pod uses the volume (a detach pending), once per volume.

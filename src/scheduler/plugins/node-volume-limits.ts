@@ -2,9 +2,12 @@
  * NodeVolumeLimits (PreFilter + Filter), upstream's CSILimits: per CSI driver, the volumes attached to
  * the node plus the pod's new ones must not exceed what the node's CSINode says it can attach.
  *
- *   volume(claim) = (driver, handle) of its PV's spec.csi; claim not bound yet (or PV missing) →
- *                   (class.provisioner, "<random>-<ns>/<claim>") — a volume that will be provisioned;
- *                   non-CSI PVs and claims without a class are not counted
+ *   volume(claim) = (driver, handle) of its PV's spec.csi, or of the CSI volume an in-tree PV migrates to
+ *                   (AWS EBS, GCE PD, Azure Disk, Cinder, Portworx: cluster/csi-migration.ts); claim not
+ *                   bound yet (or PV missing) → (class.provisioner — an in-tree one as its CSI driver —,
+ *                   "<random>-<ns>/<claim>"): a volume that will be provisioned; other PVs and claims
+ *                   without a class are not counted
+ *   volume(inline) = the CSI volume an inline in-tree volume of those plugins migrates to
  *   inUse         = { unique (d, handle) over the volumes of the pods on the node (bound and assumed) }
  *   vaOnly        = { (va.attacher, handle of va's CSI PV) over the node's VolumeAttachments } \ inUse
  *                   (attached but no pod there uses it, e.g. a detach still pending)
@@ -17,10 +20,10 @@
  * existing pod's missing claim is not counted. A node without a CSINode, or one listing no counts, has no
  * limit. PreFilter skips pods without persistentVolumeClaim or generic ephemeral volumes, and groups the
  * VolumeAttachments by node once per cycle (upstream's informer index by spec.nodeName); one without an
- * attacher, a PV name, or whose PV is missing or not CSI is not counted. In-tree volumes migrated to CSI
- * are not translated (upstream counts them under their CSI driver).
+ * attacher, a PV name, or whose PV is missing or not CSI is not counted (also an in-tree one, as upstream).
  */
 import { randomBytes } from 'node:crypto';
+import { MIGRATED_PROVISIONERS, type MigratedVolume } from '../../cluster/csi-migration.js';
 import type { CsiNodeInfo, PodInfo } from '../../cluster/model.js';
 import type { FilterPlugin, PreFilterPlugin } from '../framework/types.js';
 import { addReason } from '../framework/verdict.js';
@@ -28,6 +31,11 @@ import { PLUGIN } from './names.js';
 import { claimClass, claimKey, claimNotFound, claimVolumes, type StorageView } from './volume-common.js';
 
 export const ERR_MAX_VOLUME_COUNT = 'node(s) exceed max volume count';
+
+/** A migrated volume's handle as a CSI PV's reads (VolumeInfo.handle), so the same disk counts once. */
+function csiHandle(m: MigratedVolume): string {
+  return `csi:${m.driver}:${m.handle}`;
+}
 
 /** unique volume name ("driver/handle") → driver. */
 type Volumes = Map<string, string>;
@@ -61,18 +69,25 @@ export function nodeVolumeLimits(storage: StorageView): PreFilterPlugin & Filter
       let handle: string | undefined;
       const pv = claim.volumeName ? storage.volumes.get(claim.volumeName) : undefined;
       if (pv) {
-        if (!pv.csiDriver) continue;
-        driver = pv.csiDriver;
-        handle = pv.handle ?? pv.name;
+        if (pv.csiDriver) {
+          driver = pv.csiDriver;
+          handle = pv.handle ?? pv.name;
+        } else if (pv.migrated) {
+          driver = pv.migrated.driver;
+          handle = csiHandle(pv.migrated);
+        } else continue;
       } else {
         // getCSIDriverInfoFromSC: an unbound (or dangling) claim counts against its class's driver.
         const className = claimClass(claim);
         const sc = className ? storage.storageClasses.get(className) : undefined;
         if (!sc?.provisioner) continue;
-        driver = sc.provisioner;
+        driver = MIGRATED_PROVISIONERS.get(sc.provisioner) ?? sc.provisioner;
         handle = `${prefix}-${key}`;
       }
       out.set(`${driver}/${handle}`, driver);
+    }
+    for (const v of pod.volumes) {
+      if (v.migrated) out.set(`${v.migrated.driver}/${csiHandle(v.migrated)}`, v.migrated.driver);
     }
     return undefined;
   };
@@ -98,7 +113,7 @@ export function nodeVolumeLimits(storage: StorageView): PreFilterPlugin & Filter
   return {
     name: PLUGIN.NodeVolumeLimits,
     preFilter(state, ctx) {
-      if (claimVolumes(ctx.pod).length === 0) return { skip: true };
+      if (!ctx.pod.volumes.some((v) => v.claimName !== undefined || v.migrated)) return { skip: true };
       state.write(PLUGIN.NodeVolumeLimits, attachmentsByNode());
       return undefined;
     },

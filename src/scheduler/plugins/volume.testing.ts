@@ -124,6 +124,8 @@ export interface PvOpts {
   /** Raw nodeSelectorTerms. */
   terms?: Json[];
   csi?: { driver: string; handle?: string };
+  /** A raw in-tree source merged into the spec, e.g. { awsElasticBlockStore: { volumeID } }. */
+  source?: Json;
   volumeMode?: string;
   /** spec.volumeAttributesClassName. */
   vac?: string;
@@ -156,6 +158,7 @@ export function pv(name: string, o: PvOpts = {}): VolumeInfo {
       ...(o.claimRef ? { claimRef: { namespace: ref[0], name: ref[1], uid: `uid-${ref[1]}` } } : {}),
       ...(terms ? { nodeAffinity: { required: { nodeSelectorTerms: terms } } } : {}),
       ...(o.csi ? { csi: { driver: o.csi.driver, volumeHandle: o.csi.handle ?? name } } : {}),
+      ...o.source,
     },
     status: { phase: o.phase ?? (o.claimRef ? 'Bound' : 'Available') },
   });

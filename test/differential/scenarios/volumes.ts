@@ -178,6 +178,36 @@ export const volumeScenarios: Scenario[] = [
     expect: { unschedulable: [], placements: { app: ['n2', 'n4'] } },
   },
   {
+    name: 'an in-tree EBS volume takes an attach slot of the EBS CSI driver',
+    area: 'NodeVolumeLimits',
+    description:
+      'CSINode n1 allows 1 volume of ebs.csi.aws.com, n2 two. The pod on n1 uses an in-tree ' +
+      'awsElasticBlockStore PV, which kube-scheduler counts under ebs.csi.aws.com (CSI migration); n2 is ' +
+      'busier, so every score prefers n1. A pod with a CSI EBS volume fits only n2.',
+    orderIndependent: true,
+    nodes: [node('n1'), node('n2')],
+    objects: {
+      csiNodes: [
+        { node: 'n1', drivers: { 'ebs.csi.aws.com': 1 } },
+        { node: 'n2', drivers: { 'ebs.csi.aws.com': 2 } },
+      ],
+      persistentVolumes: [
+        { name: 'pv-old', inTreeEbs: true, claim: 'old' },
+        { name: 'pv-new', csiDriver: 'ebs.csi.aws.com', claim: 'new' },
+      ],
+      persistentVolumeClaims: [
+        { name: 'old', storageClass: '', volume: 'pv-old' },
+        { name: 'new', storageClass: '', volume: 'pv-new' },
+      ],
+    },
+    existingPods: [
+      existing('holder', 'n1', { spec: claims('old') }),
+      existing('busy', 'n2', { requests: { cpu: '2', memory: '4Gi' } }),
+    ],
+    pods: [pod('app', { spec: claims('new') })],
+    expect: { unschedulable: [], placements: { app: ['n2'] } },
+  },
+  {
     name: 'storage capacity: only a node whose CSIStorageCapacity holds the claim',
     area: 'VolumeBinding',
     description:
