@@ -16,9 +16,8 @@ export class ByNamespace<T extends { namespace: string; name: string }>
 {
   private readonly perNamespace = new Map<string, Map<string, T>>();
 
+  // The key names the namespace, so a replacement stays in its namespace's map.
   override set(key: string, value: T): this {
-    const old = this.get(key);
-    if (old && old.namespace !== value.namespace) this.delete(key);
     super.set(key, value);
     let names = this.perNamespace.get(value.namespace);
     if (!names) {

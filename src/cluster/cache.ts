@@ -10,7 +10,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { EventBus } from '../events/bus.js';
-import type { ByNamespaceView } from './by-namespace.js';
 import { toNamespaceInfo, toNodeInfo, toPodInfo } from './convert.js';
 import {
   type InformerHandlers,
@@ -23,22 +22,7 @@ import {
 import { identityOf, type KubeObject, objectKey } from './kube-object.js';
 import { ApiListers, metricsVersion, type ResourceName } from './listers.js';
 import { NodeMetricsGate } from './metrics-poll.js';
-import type {
-  ClaimInfo,
-  CsiDriverInfo,
-  CsiNodeInfo,
-  CsiStorageCapacityInfo,
-  DeviceClassInfo,
-  DisruptionBudgetInfo,
-  NamespaceInfo,
-  NodeInfo,
-  NodeMetricsInfo,
-  PodInfo,
-  StorageClassInfo,
-  VolumeAttachmentInfo,
-  VolumeInfo,
-  WorkloadSelectorInfo,
-} from './model.js';
+import type { NamespaceInfo, NodeInfo, NodeMetricsInfo, PodInfo } from './model.js';
 import { podKey } from './model.js';
 import { PodIndex } from './pod-index.js';
 import { StorageStores, type StoreKind } from './storage-stores.js';
@@ -112,21 +96,19 @@ export class ClusterCache<R extends NamespacedObject = NamespacedObject> impleme
   private readonly stores = new StorageStores();
   // The storage kinds, PodDisruptionBudgets, DeviceClasses and the selector-bearing workload kinds
   // (storage: true; empty otherwise): storage-stores.ts says what each is.
-  readonly claims: ReadonlyMap<string, ClaimInfo> = this.stores.claims;
-  readonly volumes: ReadonlyMap<string, VolumeInfo> = this.stores.volumes;
-  readonly storageClasses: ReadonlyMap<string, StorageClassInfo> = this.stores.storageClasses;
-  readonly csiNodes: ReadonlyMap<string, CsiNodeInfo> = this.stores.csiNodes;
-  readonly csiDrivers: ReadonlyMap<string, CsiDriverInfo> = this.stores.csiDrivers;
-  readonly csiStorageCapacities: ReadonlyMap<string, CsiStorageCapacityInfo> =
-    this.stores.csiStorageCapacities;
-  readonly volumeAttachments: ReadonlyMap<string, VolumeAttachmentInfo> = this.stores.volumeAttachments;
-  readonly deviceClasses: ReadonlyMap<string, DeviceClassInfo> = this.stores.deviceClasses;
-  readonly disruptionBudgets: ReadonlyMap<string, DisruptionBudgetInfo> = this.stores.disruptionBudgets;
-  readonly services: ByNamespaceView<WorkloadSelectorInfo> = this.stores.services;
-  readonly replicationControllers: ReadonlyMap<string, WorkloadSelectorInfo> =
-    this.stores.replicationControllers;
-  readonly replicaSets: ReadonlyMap<string, WorkloadSelectorInfo> = this.stores.replicaSets;
-  readonly statefulSets: ReadonlyMap<string, WorkloadSelectorInfo> = this.stores.statefulSets;
+  readonly claims: ClusterView['claims'] = this.stores.claims;
+  readonly volumes: ClusterView['volumes'] = this.stores.volumes;
+  readonly storageClasses: ClusterView['storageClasses'] = this.stores.storageClasses;
+  readonly csiNodes: ClusterView['csiNodes'] = this.stores.csiNodes;
+  readonly csiDrivers: ClusterView['csiDrivers'] = this.stores.csiDrivers;
+  readonly csiStorageCapacities: ClusterView['csiStorageCapacities'] = this.stores.csiStorageCapacities;
+  readonly volumeAttachments: ClusterView['volumeAttachments'] = this.stores.volumeAttachments;
+  readonly deviceClasses: ClusterView['deviceClasses'] = this.stores.deviceClasses;
+  readonly disruptionBudgets: ClusterView['disruptionBudgets'] = this.stores.disruptionBudgets;
+  readonly services: ClusterView['services'] = this.stores.services;
+  readonly replicationControllers: ClusterView['replicationControllers'] = this.stores.replicationControllers;
+  readonly replicaSets: ClusterView['replicaSets'] = this.stores.replicaSets;
+  readonly statefulSets: ClusterView['statefulSets'] = this.stores.statefulSets;
 
   private readonly log: Logger;
   private readonly factory: InformerFactory;

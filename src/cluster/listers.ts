@@ -94,6 +94,11 @@ export async function listAllPages(
   return { metadata: { resourceVersion }, items };
 }
 
+/** A list of every page, each fetched with PAGE_SIZE and the previous page's `continue` token. */
+function paged(fetchPage: (o: { limit: number; _continue: string | undefined }) => Promise<Page>): ListFn {
+  return () => listAllPages((cont) => fetchPage({ limit: PAGE_SIZE, _continue: cont }));
+}
+
 /** A NodeMetrics sample changes when its time, window or usage does; it carries no resourceVersion. */
 export function metricsVersion(obj: KubeObject): string {
   return JSON.stringify([obj.timestamp, obj.window, obj.usage]);
@@ -125,81 +130,42 @@ export class ApiListers {
   list(name: ResourceName): ListFn {
     switch (name) {
       case 'nodes':
-        return () => listAllPages((cont) => this.coreApi().listNode({ limit: PAGE_SIZE, _continue: cont }));
+        return paged((o) => this.coreApi().listNode(o));
       case 'pods':
-        return () =>
-          listAllPages((cont) =>
-            this.coreApi().listPodForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
-          );
+        return paged((o) => this.coreApi().listPodForAllNamespaces(o));
       case 'namespaces':
-        return () =>
-          listAllPages((cont) => this.coreApi().listNamespace({ limit: PAGE_SIZE, _continue: cont }));
+        return paged((o) => this.coreApi().listNamespace(o));
       case 'persistentvolumeclaims':
-        return () =>
-          listAllPages((cont) =>
-            this.coreApi().listPersistentVolumeClaimForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
-          );
+        return paged((o) => this.coreApi().listPersistentVolumeClaimForAllNamespaces(o));
       case 'persistentvolumes':
-        return () =>
-          listAllPages((cont) => this.coreApi().listPersistentVolume({ limit: PAGE_SIZE, _continue: cont }));
+        return paged((o) => this.coreApi().listPersistentVolume(o));
       case 'storageclasses':
-        return () =>
-          listAllPages((cont) => this.storageApi().listStorageClass({ limit: PAGE_SIZE, _continue: cont }));
+        return paged((o) => this.storageApi().listStorageClass(o));
       case 'csinodes':
-        return () =>
-          listAllPages((cont) => this.storageApi().listCSINode({ limit: PAGE_SIZE, _continue: cont }));
+        return paged((o) => this.storageApi().listCSINode(o));
       case 'csidrivers':
-        return () =>
-          listAllPages((cont) => this.storageApi().listCSIDriver({ limit: PAGE_SIZE, _continue: cont }));
+        return paged((o) => this.storageApi().listCSIDriver(o));
       case 'csistoragecapacities':
-        return () =>
-          listAllPages((cont) =>
-            this.storageApi().listCSIStorageCapacityForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
-          );
+        return paged((o) => this.storageApi().listCSIStorageCapacityForAllNamespaces(o));
       case 'deviceclasses':
-        return () =>
-          listAllPages((cont) => this.resourceApi().listDeviceClass({ limit: PAGE_SIZE, _continue: cont }));
+        return paged((o) => this.resourceApi().listDeviceClass(o));
       case 'volumeattachments':
-        return () =>
-          listAllPages((cont) =>
-            this.storageApi().listVolumeAttachment({ limit: PAGE_SIZE, _continue: cont }),
-          );
+        return paged((o) => this.storageApi().listVolumeAttachment(o));
       case 'poddisruptionbudgets':
-        return () =>
-          listAllPages((cont) =>
-            this.policyApi().listPodDisruptionBudgetForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
-          );
+        return paged((o) => this.policyApi().listPodDisruptionBudgetForAllNamespaces(o));
       case 'services':
-        return () =>
-          listAllPages((cont) =>
-            this.coreApi().listServiceForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
-          );
+        return paged((o) => this.coreApi().listServiceForAllNamespaces(o));
       case 'replicationcontrollers':
-        return () =>
-          listAllPages((cont) =>
-            this.coreApi().listReplicationControllerForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
-          );
+        return paged((o) => this.coreApi().listReplicationControllerForAllNamespaces(o));
       case 'replicasets':
-        return () =>
-          listAllPages((cont) =>
-            this.appsApi().listReplicaSetForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
-          );
+        return paged((o) => this.appsApi().listReplicaSetForAllNamespaces(o));
       case 'statefulsets':
-        return () =>
-          listAllPages((cont) =>
-            this.appsApi().listStatefulSetForAllNamespaces({ limit: PAGE_SIZE, _continue: cont }),
-          );
+        return paged((o) => this.appsApi().listStatefulSetForAllNamespaces(o));
       case 'nodeloadrules':
-        return () =>
-          listAllPages((cont) =>
-            this.customApi().listClusterCustomObject({
-              group: this.custom.group,
-              version: this.custom.version,
-              plural: this.custom.plural,
-              limit: PAGE_SIZE,
-              _continue: cont,
-            }),
-          );
+        return paged((o) => {
+          const { group, version, plural } = this.custom;
+          return this.customApi().listClusterCustomObject({ group, version, plural, ...o });
+        });
       case 'nodemetrics':
         // metrics-server does not paginate.
         return async () => {

@@ -45,6 +45,11 @@ export interface ClusterReactionsDeps {
 export function addAllEventHandlers(deps: ClusterReactionsDeps): (() => void)[] {
   const { cache, loads, snapshot, preemption } = deps;
   const moveAll = () => moveAllToActiveOrBackoff(deps);
+  /** A topic's changes that `matters` says may make room send the unschedulable pods back. */
+  const requeueOn = <K extends keyof ClusterTopics>(topic: K, matters: (c: ClusterTopics[K]) => boolean) =>
+    cache.bus.on(topic, (c) => {
+      if (matters(c)) moveAll();
+    });
   // The snapshot hears every change first, so a pod event's handlers below see it applied.
   for (const node of cache.nodes.values()) snapshot.setNode(node);
   for (const pod of cache.pods.values()) snapshot.upsertPod(pod);
@@ -67,28 +72,14 @@ export function addAllEventHandlers(deps: ClusterReactionsDeps): (() => void)[] 
       deps.rulesChanged();
       if (ruleChangeMatters(c.old?.rule, c.new?.rule)) moveAll();
     }),
-    // Claims, PVs, StorageClasses, CSINodes and VolumeAttachments the volume plugins wait for.
-    cache.bus.on('claim', (c) => {
-      if (claimChangeMatters(c)) moveAll();
-    }),
-    cache.bus.on('volume', (c) => {
-      if (volumeChangeMatters(c)) moveAll();
-    }),
-    cache.bus.on('storageClass', (c) => {
-      if (storageClassChangeMatters(c)) moveAll();
-    }),
-    cache.bus.on('csiNode', (c) => {
-      if (csiNodeChangeMatters(c)) moveAll();
-    }),
-    cache.bus.on('volumeAttachment', (c) => {
-      if (volumeAttachmentChangeMatters(c)) moveAll();
-    }),
-    cache.bus.on('csiStorageCapacity', (c) => {
-      if (storageCapacityChangeMatters(c)) moveAll();
-    }),
-    cache.bus.on('csiDriver', (c) => {
-      if (csiDriverChangeMatters(c)) moveAll();
-    }),
+    // The storage objects the volume plugins wait for (storage-events.ts says which changes matter).
+    requeueOn('claim', claimChangeMatters),
+    requeueOn('volume', volumeChangeMatters),
+    requeueOn('storageClass', storageClassChangeMatters),
+    requeueOn('csiNode', csiNodeChangeMatters),
+    requeueOn('volumeAttachment', volumeAttachmentChangeMatters),
+    requeueOn('csiStorageCapacity', storageCapacityChangeMatters),
+    requeueOn('csiDriver', csiDriverChangeMatters),
     loads.bus.on('load', (c) => {
       if (loadDropped(c.previous, c.load)) moveAll();
     }),

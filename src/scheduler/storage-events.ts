@@ -21,33 +21,20 @@ import type {
 import type { ClusterView } from '../cluster/view.js';
 import type { StorageView } from './plugins/volume-common.js';
 
-/** The cache's storage maps (empty when it does not watch them); onChange hears claims, PVs and pod deletes. */
+/**
+ * The cache's storage maps (empty when it does not watch them; each is one map for the cache's life, so
+ * they are handed over as they are); onChange hears claims, PVs and pod deletes.
+ */
 export function storageViewOf(cache: ClusterView): StorageView {
   return {
-    get claims() {
-      return cache.claims;
-    },
-    get volumes() {
-      return cache.volumes;
-    },
-    get storageClasses() {
-      return cache.storageClasses;
-    },
-    get csiNodes() {
-      return cache.csiNodes;
-    },
-    get csiDrivers() {
-      return cache.csiDrivers;
-    },
-    get csiStorageCapacities() {
-      return cache.csiStorageCapacities;
-    },
-    get volumeAttachments() {
-      return cache.volumeAttachments;
-    },
-    get pods() {
-      return cache.pods;
-    },
+    claims: cache.claims,
+    volumes: cache.volumes,
+    storageClasses: cache.storageClasses,
+    csiNodes: cache.csiNodes,
+    csiDrivers: cache.csiDrivers,
+    csiStorageCapacities: cache.csiStorageCapacities,
+    volumeAttachments: cache.volumeAttachments,
+    pods: cache.pods,
     onChange(fn) {
       const offs = [
         cache.bus.on('claim', () => fn()),

@@ -115,6 +115,12 @@ async function ruleEvents(reason: string): Promise<{ type: string | undefined; n
     .map((e) => ({ type: e.type, note: e.note }));
 }
 
+/** Waits for the rule's first Event of this reason, then returns every one written (one expected). */
+async function eventsOnceWritten(reason: string) {
+  await waitFor(`a ${reason} Event`, async () => (await ruleEvents(reason)).length > 0);
+  return ruleEvents(reason);
+}
+
 async function deletePod(name: string): Promise<void> {
   await coreApi().deleteNamespacedPod({ name, namespace: ns.name, gracePeriodSeconds: 0 });
 }
@@ -306,11 +312,7 @@ describe('node usage from metrics.k8s.io through the aggregator', () => {
       reason: 'MetricsMissing',
       message: '1 of 3 nodes without a fresh metrics sample: judged by requests (fail-open)',
     });
-    await waitFor(
-      'a MetricsUnavailable Event',
-      async () => (await ruleEvents('MetricsUnavailable')).length > 0,
-    );
-    expect(await ruleEvents('MetricsUnavailable')).toEqual([
+    expect(await eventsOnceWritten('MetricsUnavailable')).toEqual([
       {
         type: 'Warning',
         note: '1 of 3 nodes without a fresh metrics sample: judged by requests (fail-open)',
@@ -396,8 +398,7 @@ describe('node usage from metrics.k8s.io through the aggregator', () => {
       reason: 'MetricsCurrent',
       message: '3 nodes judged on measured usage',
     });
-    await waitFor('a MetricsAvailable Event', async () => (await ruleEvents('MetricsAvailable')).length > 0);
-    expect(await ruleEvents('MetricsAvailable')).toEqual([
+    expect(await eventsOnceWritten('MetricsAvailable')).toEqual([
       { type: 'Normal', note: '3 nodes judged on measured usage' },
     ]);
   });

@@ -13,7 +13,7 @@
  * usually, a Service; a bare or Job pod only by Services. The owner need not be in the cache for the
  * Services' part to apply, as upstream.
  */
-import type { ByNamespaceView } from '../../cluster/by-namespace.js';
+import { ByNamespace } from '../../cluster/by-namespace.js';
 import { selectorMatches } from '../../cluster/labels.js';
 import type {
   LabelSelector,
@@ -21,19 +21,18 @@ import type {
   PodInfo,
   WorkloadSelectorInfo,
 } from '../../cluster/model.js';
+import type { ClusterView } from '../../cluster/view.js';
 
 /** The shared cache's selector-bearing kinds, by namespace/name (Services also per namespace). */
-export interface WorkloadSelectors {
-  readonly services: ByNamespaceView<WorkloadSelectorInfo>;
-  readonly replicationControllers: ReadonlyMap<string, WorkloadSelectorInfo>;
-  readonly replicaSets: ReadonlyMap<string, WorkloadSelectorInfo>;
-  readonly statefulSets: ReadonlyMap<string, WorkloadSelectorInfo>;
-}
+export type WorkloadSelectors = Pick<
+  ClusterView,
+  'services' | 'replicationControllers' | 'replicaSets' | 'statefulSets'
+>;
 
 const NO_SELECTORS: ReadonlyMap<string, WorkloadSelectorInfo> = new Map<string, WorkloadSelectorInfo>();
 
 export const NO_WORKLOADS: WorkloadSelectors = {
-  services: Object.assign(new Map<string, WorkloadSelectorInfo>(), { inNamespace: () => [] }),
+  services: new ByNamespace<WorkloadSelectorInfo>(),
   replicationControllers: NO_SELECTORS,
   replicaSets: NO_SELECTORS,
   statefulSets: NO_SELECTORS,

@@ -6,16 +6,13 @@
  */
 import type {
   ClaimInfo,
-  CsiDriverInfo,
-  CsiNodeInfo,
-  CsiStorageCapacityInfo,
   NodeInfo,
   PodInfo,
   PodVolume,
   StorageClassInfo,
-  VolumeAttachmentInfo,
   VolumeInfo,
 } from '../../cluster/model.js';
+import type { ClusterView } from '../../cluster/view.js';
 import { termMatches } from '../predicates.js';
 
 export const ANN_SELECTED_NODE = 'volume.kubernetes.io/selected-node';
@@ -27,22 +24,21 @@ export const NOT_SUPPORTED_PROVISIONER = 'kubernetes.io/no-provisioner';
 export const WAIT_FOR_FIRST_CONSUMER = 'WaitForFirstConsumer';
 export const READ_WRITE_ONCE_POD = 'ReadWriteOncePod';
 
+/** The shared cache's maps the volume plugins read (pods: VolumeBinding's PreBind stops waiting for a deleted one). */
+export type StorageMaps = Pick<
+  ClusterView,
+  | 'claims'
+  | 'volumes'
+  | 'storageClasses'
+  | 'csiNodes'
+  | 'csiDrivers'
+  | 'csiStorageCapacities'
+  | 'volumeAttachments'
+  | 'pods'
+>;
+
 /** The shared cache's storage kinds (ClusterCache with `storage: true` satisfies it), read-only. */
-export interface StorageView {
-  /** PVCs by namespace/name. */
-  readonly claims: ReadonlyMap<string, ClaimInfo>;
-  /** PVs by name. */
-  readonly volumes: ReadonlyMap<string, VolumeInfo>;
-  readonly storageClasses: ReadonlyMap<string, StorageClassInfo>;
-  readonly csiNodes: ReadonlyMap<string, CsiNodeInfo>;
-  /** CSIDrivers by name (VolumeBinding: which provisioners track capacity). */
-  readonly csiDrivers: ReadonlyMap<string, CsiDriverInfo>;
-  /** CSIStorageCapacities by namespace/name. */
-  readonly csiStorageCapacities: ReadonlyMap<string, CsiStorageCapacityInfo>;
-  /** VolumeAttachments by name. */
-  readonly volumeAttachments: ReadonlyMap<string, VolumeAttachmentInfo>;
-  /** Pods by namespace/name (VolumeBinding's PreBind stops waiting for a deleted pod). */
-  readonly pods: ReadonlyMap<string, PodInfo>;
+export interface StorageView extends StorageMaps {
   /** Calls `fn` after any claim, PV or pod change; returns the unsubscribe. */
   onChange(fn: () => void): () => void;
 }
