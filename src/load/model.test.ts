@@ -11,6 +11,8 @@ const NOW = Date.parse('2026-11-29T12:00:00Z');
 const SAMPLE = '2026-11-29T11:59:00Z'; // 60 s before NOW
 const BEFORE = '2026-11-29T11:50:00Z';
 const AFTER = '2026-11-29T11:59:30Z';
+const SAMPLE_MS_LATER = '2026-11-29T11:59:00.700Z'; // an assumed pod's bind time, to the millisecond
+const SECOND_BEFORE = '2026-11-29T11:58:59Z';
 
 const node = (name = 'node-a', cpu = '4', memory = '8Gi') =>
   toNodeInfo({
@@ -207,7 +209,10 @@ describe('computeNodeLoad', () => {
     { name: 'no bind time: creation time after the sample', f: { created: AFTER }, estimated: true },
     { name: 'no bind time: creation time before the sample', f: { created: BEFORE }, estimated: false },
     { name: 'no time at all counts as after', f: { created: 'not-a-time' }, estimated: true },
-    { name: 'bound exactly at the sample time is in it', f: { scheduledAt: SAMPLE }, estimated: false },
+    // Both times are to the second: a pod bound in the sample's second may be missing from it.
+    { name: "bound in the sample time's second", f: { scheduledAt: SAMPLE }, estimated: true },
+    { name: "bound later in the sample's second", f: { scheduledAt: SAMPLE_MS_LATER }, estimated: true },
+    { name: 'bound the second before the sample', f: { scheduledAt: SECOND_BEFORE }, estimated: false },
   ])('metrics+estimate: pod $name → estimated=$estimated', ({ f, estimated }) => {
     const load = computeNodeLoad({
       node: node(),

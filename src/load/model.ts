@@ -62,10 +62,17 @@ function timeMs(iso: string | undefined): number | undefined {
   return Number.isNaN(t) ? undefined : t;
 }
 
-/** Whether the sample can vouch for the pod: a pod bound after it (or of unknown bind time) is not in it. */
+/**
+ * Whether the sample cannot vouch for the pod: a pod bound after it, or of unknown bind time, is not in it.
+ * Compared by the second: a NodeMetrics timestamp and a PodScheduled condition's time are both
+ * metav1.Time, RFC 3339 to the second, so a pod bound in the sample's own second may have been bound
+ * after it. Counting such a pod as measured hid every pod bound in that second: with one idle node
+ * scoring best, the placement-quality bench saw 13 pods placed on it within one second (10 % → 90 % CPU
+ * by usage). Estimating it may count it twice until the next sample, the safe side.
+ */
 function boundAfter(pod: PodInfo, sampleMs: number): boolean {
   const bound = timeMs(pod.scheduledAt) ?? timeMs(pod.creationTimestamp);
-  return bound === undefined || bound > sampleMs;
+  return bound === undefined || Math.floor(bound / 1000) >= Math.floor(sampleMs / 1000);
 }
 
 /** The sample time when the sample is fresh, else undefined (stale, or an unparseable time). */
