@@ -13,6 +13,8 @@ const BEFORE = '2026-11-29T11:50:00Z';
 const AFTER = '2026-11-29T11:59:30Z';
 const SAMPLE_MS_LATER = '2026-11-29T11:59:00.700Z'; // an assumed pod's bind time, to the millisecond
 const SECOND_BEFORE = '2026-11-29T11:58:59Z';
+const WINDOW_START = '2026-11-29T11:58:40Z'; // the sample's 20 s window opens here
+const BEFORE_WINDOW = '2026-11-29T11:58:39Z';
 
 const node = (name = 'node-a', cpu = '4', memory = '8Gi') =>
   toNodeInfo({
@@ -212,7 +214,10 @@ describe('computeNodeLoad', () => {
     // Both times are to the second: a pod bound in the sample's second may be missing from it.
     { name: "bound in the sample time's second", f: { scheduledAt: SAMPLE }, estimated: true },
     { name: "bound later in the sample's second", f: { scheduledAt: SAMPLE_MS_LATER }, estimated: true },
-    { name: 'bound the second before the sample', f: { scheduledAt: SECOND_BEFORE }, estimated: false },
+    // The sample's CPU is a rate over its 20 s window: a pod bound within it is partly in it at most.
+    { name: "bound within the sample's window", f: { scheduledAt: SECOND_BEFORE }, estimated: true },
+    { name: "bound in the window's first second", f: { scheduledAt: WINDOW_START }, estimated: true },
+    { name: 'bound the second before the window', f: { scheduledAt: BEFORE_WINDOW }, estimated: false },
   ])('metrics+estimate: pod $name → estimated=$estimated', ({ f, estimated }) => {
     const load = computeNodeLoad({
       node: node(),

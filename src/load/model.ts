@@ -63,16 +63,22 @@ function timeMs(iso: string | undefined): number | undefined {
 }
 
 /**
- * Whether the sample cannot vouch for the pod: a pod bound after it, or of unknown bind time, is not in it.
+ * Whether the sample cannot vouch for the pod, which then counts with its estimate: a pod of unknown bind
+ * time, or bound within the sample's window or after it. A sample's CPU is the mean rate over the window
+ * that ends at its timestamp, so a pod bound within it shows a fraction of its rate at most (less while
+ * its containers start); counting it as measured dropped it from the node's figure as soon as the sample
+ * arrived, and the next pods herded there. Trimaran (bound less than 60 s before the window's end) and
+ * Koordinator (within one report interval) estimate such pods too. It may count a pod partly twice, for
+ * one window: the safe side.
  * Compared by the second: a NodeMetrics timestamp and a PodScheduled condition's time are both
- * metav1.Time, RFC 3339 to the second, so a pod bound in the sample's own second may have been bound
- * after it. Counting such a pod as measured hid every pod bound in that second: with one idle node
- * scoring best, the placement-quality bench saw 13 pods placed on it within one second (10 % → 90 % CPU
- * by usage). Estimating it may count it twice until the next sample, the safe side.
+ * metav1.Time, RFC 3339 to the second, so a pod bound in the window's first second may have been bound
+ * within it. (Counting a pod bound in the sample's own second as measured hid every pod bound in that
+ * second: the placement-quality bench saw 13 pods put on one idle node within a second.)
  */
-function boundAfter(pod: PodInfo, sampleMs: number): boolean {
+function boundAfter(pod: PodInfo, sampleMs: number, windowSeconds: number): boolean {
   const bound = timeMs(pod.scheduledAt) ?? timeMs(pod.creationTimestamp);
-  return bound === undefined || Math.floor(bound / 1000) >= Math.floor(sampleMs / 1000);
+  const windowStart = sampleMs - Math.max(0, windowSeconds) * 1000;
+  return bound === undefined || Math.floor(bound / 1000) >= Math.floor(windowStart / 1000);
 }
 
 /** The sample time when the sample is fresh, else undefined (stale, or an unparseable time). */
@@ -109,7 +115,7 @@ export function computeNodeLoad(input: NodeLoadInput): NodeLoad {
     let estimated = ZERO;
     let estimatedPods = 0;
     for (const pod of bound) {
-      if (!boundAfter(pod, sampleMs)) continue;
+      if (!boundAfter(pod, sampleMs, metrics.windowSeconds)) continue;
       estimated = add(estimated, estimatePodUsage(pod, options.estimate));
       estimatedPods++;
     }

@@ -200,6 +200,8 @@ export async function runQualityBench(opts: QualityOptions): Promise<BenchReport
               memory: String(Math.round((u.memoryPercent * NODE_MEMORY) / 100)),
             },
             takenAt,
+            // The usage is the placement at the sample's time, not a rate over metrics-server's 20 s.
+            '2s',
           );
         }
         if (record)

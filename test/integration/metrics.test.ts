@@ -229,7 +229,7 @@ describe('node usage from metrics.k8s.io through the aggregator', () => {
     expect(gateway.loads.loadOf(a)).toMatchObject({ source: 'metrics', cpuPercent: 25 });
   });
 
-  it('a pod bound after the sample counts as requests × 0.85 until a sample includes it', async () => {
+  it('a pod bound after the sample or within its window counts as requests × 0.85 until a window follows its bind', async () => {
     const [, b] = nodes;
     // 2350m is 58.75%: eligible. A pod requesting 1 CPU adds an estimated 850m: 3200m, 80%.
     const before = sampleTime(1);
@@ -261,13 +261,22 @@ describe('node usage from metrics.k8s.io through the aggregator', () => {
     );
     status = await waitForStatus(`${b} eligible after the delete`, isEligible(b));
 
-    // Bound again; this time the next sample (taken after the bind) measures it, replacing the estimate.
+    // Bound again. A sample taken after the bind whose 20 s window began before it shows the pod's CPU
+    // rate in part at most: the estimate stays (2500m measured + 850m, the safe side).
     const again = sampleTime(1);
     metrics.setUsage(b, { cpu: '2350m', memory: '2Gi' }, again);
     await waitForSample(gateway, b, again, 2350);
     await bindPod('measured', b, { cpu: '1', memory: '1Gi' });
     await waitForLoad(gateway, b, 'estimate added', (l) => l.source === 'metrics+estimate');
     metrics.setUsage(b, { cpu: '2500m', memory: '3Gi' });
+    const partly = await waitForLoad(gateway, b, 'the live sample read', (l) => l.usage?.cpuMilli === 2500);
+    expect(partly).toMatchObject({
+      source: 'metrics+estimate',
+      estimatedPods: 1,
+      effective: { cpuMilli: 3350 },
+    });
+    // A sample whose window (1 s) began after the bind measures it, replacing the estimate.
+    metrics.setUsage(b, { cpu: '2500m', memory: '3Gi' }, undefined, '1s');
     const measured = await waitForLoad(
       gateway,
       b,
@@ -381,7 +390,8 @@ describe('node usage from metrics.k8s.io through the aggregator', () => {
     metrics.clear(c);
     await waitFor(`${c} sample gone`, () => !closed.cache.metrics.has(c));
     expect(verdictOf(c)?.eligible).toBe(false);
-    metrics.setUsage(c, LOW);
+    // (A 1 s window: the pod bound on c seconds ago is in it, measured rather than estimated.)
+    metrics.setUsage(c, LOW, undefined, '1s');
     await waitFor(`${c} eligible again under fail-closed`, () => verdictOf(c)?.eligible === true);
     expect(closed.loads.loadOf(c)).toMatchObject({
       source: 'metrics',
