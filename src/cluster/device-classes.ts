@@ -9,7 +9,7 @@
  * clash it can differ (a class losing a clash when added gets no implicit name there, and deleting either
  * class of a clash drops the explicit name). Clashes are a migration's transient state.
  */
-import type { DeviceClassInfo } from './model.js';
+import type { DeviceClassInfo, ResourceList } from './model.js';
 
 export const IMPLICIT_EXTENDED_RESOURCE_PREFIX = 'deviceclass.resource.kubernetes.io/';
 
@@ -30,4 +30,23 @@ export function deviceClassBacking(
       best = c;
   }
   return best?.name;
+}
+
+/**
+ * The requested extended resources a DeviceClass backs, [resource, class]: what kube-scheduler delegates to
+ * DynamicResources on a node whose allocatable lacks the resource (NodeResourcesFit's
+ * shouldDelegateResourceToDRA). Only domain-prefixed names can be extended resources.
+ */
+export function draBackedRequests(
+  classes: ReadonlyMap<string, DeviceClassInfo>,
+  requests: ResourceList,
+): [resource: string, deviceClass: string][] {
+  if (classes.size === 0) return [];
+  const out: [string, string][] = [];
+  for (const r in requests) {
+    if (!((requests[r] as number) > 0) || !r.includes('/')) continue;
+    const cls = deviceClassBacking(classes, r);
+    if (cls !== undefined) out.push([r, cls]);
+  }
+  return out;
 }

@@ -12,7 +12,13 @@ import type { DecisionRecorder } from './decision-recorder.js';
 import type { Snapshot } from './framework/snapshot.js';
 import type { Preemption } from './preemption.js';
 import type { SchedulingQueue } from './queue.js';
-import { loadDropped, nodeChangeMatters, podSpecChanged, ruleChangeMatters } from './requeue.js';
+import {
+  deviceClassChangeMatters,
+  loadDropped,
+  nodeChangeMatters,
+  podSpecChanged,
+  ruleChangeMatters,
+} from './requeue.js';
 import {
   claimChangeMatters,
   csiDriverChangeMatters,
@@ -80,6 +86,7 @@ export function addAllEventHandlers(deps: ClusterReactionsDeps): (() => void)[] 
     requeueOn('volumeAttachment', volumeAttachmentChangeMatters),
     requeueOn('csiStorageCapacity', storageCapacityChangeMatters),
     requeueOn('csiDriver', csiDriverChangeMatters),
+    requeueOn('deviceClass', deviceClassChangeMatters),
     loads.bus.on('load', (c) => {
       if (loadDropped(c.previous, c.load)) moveAll();
     }),

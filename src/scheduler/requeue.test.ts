@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadDropped, nodeChangeMatters, ruleChangeMatters } from './requeue.js';
+import { deviceClassChangeMatters, loadDropped, nodeChangeMatters, ruleChangeMatters } from './requeue.js';
 import { loadsFor, node, pod, rule } from './testing.js';
 
 describe('nodeChangeMatters', () => {
@@ -57,5 +57,27 @@ describe('ruleChangeMatters', () => {
     expect(ruleChangeMatters(r, rule('web', { maxCPU: 80 }))).toBe(true);
     expect(ruleChangeMatters(undefined, r)).toBe(true);
     expect(ruleChangeMatters(r, undefined)).toBe(true);
+  });
+});
+
+describe('deviceClassChangeMatters', () => {
+  const cls = (extendedResourceName?: string) => ({
+    name: 'gpu',
+    resourceVersion: '1',
+    createdAt: 0,
+    ...(extendedResourceName ? { extendedResourceName } : {}),
+  });
+  it.each([
+    { name: 'added', c: { new: cls() }, matters: true },
+    { name: 'deleted', c: { old: cls('example.com/gpu') }, matters: true },
+    { name: 'its extended resource renamed', c: { old: cls('a/x'), new: cls('a/y') }, matters: true },
+    { name: 'its extended resource set', c: { old: cls(), new: cls('a/x') }, matters: true },
+    {
+      name: 'anything else',
+      c: { old: cls('a/x'), new: { ...cls('a/x'), resourceVersion: '2' } },
+      matters: false,
+    },
+  ])('$name → $matters', ({ c, matters }) => {
+    expect(deviceClassChangeMatters(c)).toBe(matters);
   });
 });

@@ -2,7 +2,7 @@
  * Which cluster changes send unschedulable pods back to the queue (kube-scheduler's queueing hints):
  * only those that can make room or make a node acceptable.
  */
-import type { NodeInfo, PodInfo } from '../cluster/model.js';
+import type { DeviceClassInfo, NodeInfo, PodInfo } from '../cluster/model.js';
 import type { NodeLoad } from '../load/types.js';
 import type { NodeLoadRule } from '../rules/types.js';
 
@@ -23,6 +23,15 @@ export function nodeChangeMatters(old: NodeInfo | undefined, next: NodeInfo | un
     !sameJson(old.allocatableResources, next.allocatableResources) ||
     !sameJson(old.declaredFeatures, next.declaredFeatures)
   );
+}
+
+/**
+ * A DeviceClass change that can change where a pod with an extended resource fits (upstream's
+ * isSchedulableAfterDeviceClassEvent, plus deletes): one added or removed, or its extendedResourceName
+ * changed, moves that resource between NodeResourcesFit and DynamicResources.
+ */
+export function deviceClassChangeMatters(c: { old?: DeviceClassInfo; new?: DeviceClassInfo }): boolean {
+  return !c.old || !c.new || c.old.extendedResourceName !== c.new.extendedResourceName;
 }
 
 /**

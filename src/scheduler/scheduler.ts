@@ -93,6 +93,7 @@ export class Scheduler {
       onVolumeRollbackError: (err) => this.log.warn({ err }, 'rolling back volume binding writes failed'),
       disruptionBudgets: () => deps.cache.disruptionBudgets.values(),
       workloads: deps.cache,
+      deviceClasses: deps.cache.deviceClasses,
     };
     this.profile = deps.profile ?? buildProfile(this.opts.schedulerName, this.opts.profileConfig, pluginDeps);
     const bindBucket = new TokenBucket({ qps: this.opts.bindQps, burst: this.opts.bindBurst, now: this.now });

@@ -1,6 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { dynamicResources, ERR_RESOURCE_CLAIMS } from './dynamic-resources.js';
-import { specNode, specPod, verdictOn } from './plugin.testing.js';
+import type { DeviceClassInfo } from '../../cluster/model.js';
+import { dynamicResources, ERR_DRA_EXTENDED_RESOURCE, ERR_RESOURCE_CLAIMS } from './dynamic-resources.js';
+import { nodeResourcesFit } from './node-resources-fit.js';
+import { container, cycleOf, profileOf, specNode, specPod, verdictOn } from './plugin.testing.js';
+
+const gpuClass: DeviceClassInfo = {
+  name: 'gpu.example.com',
+  resourceVersion: '1',
+  createdAt: 0,
+  extendedResourceName: 'example.com/gpu',
+};
+const CLASSES = new Map([[gpuClass.name, gpuClass]]);
+const wantsGpu = (resource = 'example.com/gpu') =>
+  specPod('p', { containers: [container('c', { cpu: '100m', [resource]: '1' })] });
+const withGpus = specNode('plugin', {
+  allocatable: { cpu: '4', memory: '8Gi', pods: '110', 'example.com/gpu': '2' },
+});
+const without = specNode('dra');
 
 describe('DynamicResources (nodeload refuses what it cannot allocate)', () => {
   it.each([
@@ -16,5 +32,52 @@ describe('DynamicResources (nodeload refuses what it cannot allocate)', () => {
     expect(v.reasons.map((r) => r.reason)).toEqual(reasons);
     expect(v.feasible).toBe(reasons.length === 0);
     if (reasons.length) expect(v.reasons[0]?.unresolvable).toBe(true);
+  });
+});
+
+/**
+ * DRA-backed extended resources (DRAExtendedResource): kube-scheduler's NodeResourcesFit leaves a resource
+ * a DeviceClass backs to DynamicResources on a node whose allocatable lacks it; nodeload cannot allocate
+ * it there, and says so instead of "Insufficient".
+ */
+describe('DynamicResources + NodeResourcesFit: an extended resource a DeviceClass backs', () => {
+  const profile = (classes: ReadonlyMap<string, DeviceClassInfo>) =>
+    profileOf(nodeResourcesFit({}, classes), dynamicResources(classes));
+  it.each([
+    {
+      name: 'a node without the resource: Dynamic Resource Allocation would serve it (unresolvable here)',
+      pod: wantsGpu(),
+      node: without,
+      classes: CLASSES,
+      reasons: [ERR_DRA_EXTENDED_RESOURCE],
+    },
+    {
+      name: 'a node whose device plugin has it: NodeResourcesFit counts it as any extended resource',
+      pod: wantsGpu(),
+      node: withGpus,
+      classes: CLASSES,
+      reasons: [],
+    },
+    {
+      name: 'no DeviceClass backs it: "Insufficient" as before',
+      pod: wantsGpu(),
+      node: without,
+      classes: new Map(),
+      reasons: ['Insufficient example.com/gpu'],
+    },
+    {
+      name: "the class's implicit name (deviceclass.resource.kubernetes.io/<class>)",
+      pod: wantsGpu('deviceclass.resource.kubernetes.io/gpu.example.com'),
+      node: without,
+      classes: CLASSES,
+      reasons: [ERR_DRA_EXTENDED_RESOURCE],
+    },
+  ])('$name', ({ pod, node, classes, reasons }) => {
+    const v = cycleOf(profile(classes), pod, { nodes: [node] }).verdicts[0];
+    expect(v?.reasons.map((r) => r.reason)).toEqual(reasons);
+    if (reasons[0] === ERR_DRA_EXTENDED_RESOURCE) {
+      expect(v?.reasons[0]?.unresolvable).toBe(true);
+      expect(v?.reasons[0]?.detail).toMatch(/DeviceClass gpu\.example\.com/);
+    }
   });
 });

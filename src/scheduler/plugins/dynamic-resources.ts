@@ -1,31 +1,64 @@
 /**
- * DynamicResources, as far as nodeload goes: it does not allocate ResourceClaims (Dynamic Resource
- * Allocation), so PreFilter refuses a pod that has any instead of binding it without its devices — the
+ * DynamicResources, as far as nodeload goes: it does not allocate devices (Dynamic Resource Allocation),
+ * so it refuses what only an allocation could place instead of binding a pod without its devices — the
  * kubelet could not start it. The webhook never hands nodeload such a pod (src/webhook/gate.ts); this
  * catches one that names nodeload-scheduler itself.
- *   rejects ⇔ spec.resourceClaims ≠ ∅      (UnschedulableAndUnresolvable: no node and no eviction helps)
+ *   PreFilter rejects ⇔ spec.resourceClaims ≠ ∅      (UnschedulableAndUnresolvable: no node, no eviction helps)
+ *   Filter fails n ⇔ the pod requests an extended resource r > 0 that a DeviceClass backs and n's
+ *     allocatable has no r (upstream's NodeResourcesFit delegates exactly those to DynamicResources, which
+ *     would allocate r's devices there; NodeResourcesFit skips them, so this is the node's reason).
  * Upstream's plugin sits before DefaultPreemption in the default profile (applyDynamicResources).
  */
-import type { PreFilterPlugin } from '../framework/types.js';
+import { draBackedRequests } from '../../cluster/device-classes.js';
+import type { DeviceClassInfo } from '../../cluster/model.js';
+import type { FilterPlugin, PreFilterPlugin } from '../framework/types.js';
+import { addReason } from '../framework/verdict.js';
 import { PLUGIN } from './names.js';
 
 export const ERR_RESOURCE_CLAIMS =
   'pod has ResourceClaims, which nodeload-scheduler does not allocate (schedule it with kube-scheduler)';
+export const ERR_DRA_EXTENDED_RESOURCE =
+  'node(s) would serve an extended resource through Dynamic Resource Allocation, which nodeload-scheduler does not allocate (schedule the pod with kube-scheduler)';
 
-export function dynamicResources(): PreFilterPlugin {
+const STATE = 'DynamicResources/extendedResources';
+const NO_CLASSES: ReadonlyMap<string, DeviceClassInfo> = new Map();
+
+/** `deviceClasses`: the shared cache's DeviceClasses (read-only), which tell DRA-backed extended resources. */
+export function dynamicResources(
+  deviceClasses: ReadonlyMap<string, DeviceClassInfo> = NO_CLASSES,
+): PreFilterPlugin & FilterPlugin {
   return {
     name: PLUGIN.DynamicResources,
-    preFilter: (_state, ctx) =>
-      ctx.pod.hasResourceClaims
-        ? {
-            reject: {
-              code: 'ResourceClaimsUnsupported',
-              reason: ERR_RESOURCE_CLAIMS,
-              detail:
-                'spec.resourceClaims is set: Dynamic Resource Allocation is not implemented by nodeload',
-              unresolvable: true,
-            },
-          }
-        : { skip: true },
+    preFilter(state, ctx) {
+      if (ctx.pod.hasResourceClaims)
+        return {
+          reject: {
+            code: 'ResourceClaimsUnsupported',
+            reason: ERR_RESOURCE_CLAIMS,
+            detail: 'spec.resourceClaims is set: Dynamic Resource Allocation is not implemented by nodeload',
+            unresolvable: true,
+          },
+        };
+      const backed = draBackedRequests(deviceClasses, ctx.pod.resourceRequests);
+      if (backed.length === 0) return { skip: true };
+      state.write(STATE, backed);
+      return undefined;
+    },
+    filter(state, _ctx, n, verdict) {
+      const backed = state.read<[string, string][]>(STATE);
+      const alloc = n.node?.allocatableResources;
+      if (!backed || !alloc) return;
+      for (const [r, cls] of backed) {
+        if ((alloc[r] ?? 0) > 0) continue;
+        addReason(verdict, {
+          plugin: PLUGIN.DynamicResources,
+          code: 'ExtendedResourceNeedsDRA',
+          reason: ERR_DRA_EXTENDED_RESOURCE,
+          detail: `the node has no ${r} in its allocatable; DeviceClass ${cls} would allocate it through Dynamic Resource Allocation`,
+          unresolvable: true,
+        });
+        return;
+      }
+    },
   };
 }

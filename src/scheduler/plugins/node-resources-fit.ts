@@ -8,7 +8,8 @@
  * cannot help).
  */
 
-import type { PodInfo } from '../../cluster/model.js';
+import { draBackedRequests } from '../../cluster/device-classes.js';
+import type { DeviceClassInfo, PodInfo } from '../../cluster/model.js';
 import { formatCpu, formatMemory } from '../../cluster/quantity.js';
 import type { FilterPlugin, PreFilterPlugin } from '../framework/types.js';
 import { addReason } from '../framework/verdict.js';
@@ -36,7 +37,20 @@ function code(resource: string): string {
   return 'InsufficientResource';
 }
 
-export function nodeResourcesFit(args: NodeResourcesFitArgs = {}): PreFilterPlugin & FilterPlugin {
+const NO_CLASSES: ReadonlyMap<string, DeviceClassInfo> = new Map();
+
+/** A resource to check: [name, request, whether a DeviceClass backs it (DRA may serve it instead)]. */
+type Check = [resource: string, request: number, draBacked: boolean];
+
+/**
+ * `deviceClasses` (the shared cache's): an extended resource a DeviceClass backs is not checked on a node
+ * whose allocatable lacks it, as upstream's shouldDelegateResourceToDRA (DRAExtendedResource, beta and on
+ * in v1.36) — DynamicResources gives that node its reason.
+ */
+export function nodeResourcesFit(
+  args: NodeResourcesFitArgs = {},
+  deviceClasses: ReadonlyMap<string, DeviceClassInfo> = NO_CLASSES,
+): PreFilterPlugin & FilterPlugin {
   const ignored = new Set(args.ignoredResources ?? []);
   const ignoredGroups = new Set(args.ignoredResourceGroups ?? []);
   // Only extended resources can be ignored (upstream's IsExtendedResourceName): cpu, memory,
@@ -46,13 +60,14 @@ export function nodeResourcesFit(args: NodeResourcesFitArgs = {}): PreFilterPlug
     if (slash <= 0 || r.includes('kubernetes.io/')) return false;
     return ignored.has(r) || ignoredGroups.has(r.slice(0, slash));
   };
-  /** The resources to check for the pod, [name, request] — once per cycle, not per node. */
-  const wanted = (pod: PodInfo): [string, number][] => {
-    const out: [string, number][] = [];
+  /** The resources to check for the pod — once per cycle, not per node. */
+  const wanted = (pod: PodInfo): Check[] => {
+    const out: Check[] = [];
     const req = pod.resourceRequests;
+    const backed = draBackedRequests(deviceClasses, req);
     for (const r in req) {
       const want = req[r] as number;
-      if (want > 0 && r !== 'pods' && !isIgnored(r)) out.push([r, want]);
+      if (want > 0 && r !== 'pods' && !isIgnored(r)) out.push([r, want, backed.some(([b]) => b === r)]);
     }
     return out;
   };
@@ -75,10 +90,11 @@ export function nodeResourcesFit(args: NodeResourcesFitArgs = {}): PreFilterPlug
           detail: `${n.podCount} pods of ${allowedPods} allowed`,
         });
       }
-      const checks = state.read<[string, number][]>(STATE) ?? wanted(ctx.pod);
+      const checks = state.read<Check[]>(STATE) ?? wanted(ctx.pod);
       for (let i = 0; i < checks.length; i++) {
-        const [r, want] = checks[i] as [string, number];
+        const [r, want, draBacked] = checks[i] as Check;
         const total = alloc[r] ?? 0;
+        if (draBacked && !(total > 0)) continue;
         const free = total - (n.requested[r] ?? 0);
         if (want <= free) continue;
         addReason(verdict, {

@@ -3,7 +3,7 @@
  * plugins in their order (v1.36), LoadAware in the place of NodeResourcesFit's score, and nodeload's
  * filters after upstream's. Weights are upstream's; LoadAware, the primary score, weighs 5.
  */
-import type { DisruptionBudgetInfo } from '../../cluster/model.js';
+import type { DeviceClassInfo, DisruptionBudgetInfo } from '../../cluster/model.js';
 import type { BurstGuard as BurstLimit } from '../../rules/types.js';
 import type { AnyPlugin } from '../framework/types.js';
 import type { BurstView } from '../placement-log.js';
@@ -51,6 +51,8 @@ export interface PluginDeps {
   disruptionBudgets?: () => Iterable<DisruptionBudgetInfo>;
   /** Services, RCs, ReplicaSets, StatefulSets (the shared cache's): PodTopologySpread's default selector. */
   workloads?: WorkloadSelectors;
+  /** DeviceClasses (the shared cache's): which extended resources Dynamic Resource Allocation serves. */
+  deviceClasses?: ReadonlyMap<string, DeviceClassInfo>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: plugin args are user-written YAML, validated by each factory.
@@ -65,7 +67,7 @@ export const PLUGIN_FACTORIES: Readonly<Record<string, Factory>> = {
   [PLUGIN.TaintToleration]: () => taintToleration(),
   [PLUGIN.NodeAffinity]: (a: NodeAffinityArgs) => nodeAffinity(a),
   [PLUGIN.NodePorts]: () => nodePorts(),
-  [PLUGIN.NodeResourcesFit]: (a: NodeResourcesFitArgs) => nodeResourcesFit(a),
+  [PLUGIN.NodeResourcesFit]: (a: NodeResourcesFitArgs, deps) => nodeResourcesFit(a, deps.deviceClasses),
   [PLUGIN.VolumeRestrictions]: (_a, deps) => volumeRestrictions(deps.storage ?? EMPTY_STORAGE),
   [PLUGIN.NodeVolumeLimits]: (_a, deps) => nodeVolumeLimits(deps.storage ?? EMPTY_STORAGE),
   [PLUGIN.VolumeBinding]: (a: VolumeBindingArgs, deps) =>
@@ -81,7 +83,7 @@ export const PLUGIN_FACTORIES: Readonly<Record<string, Factory>> = {
     balancedAllocation(a?.resources?.map((r: { name: string }) => r.name)),
   [PLUGIN.ImageLocality]: () => imageLocality(),
   [PLUGIN.NodeDeclaredFeatures]: () => nodeDeclaredFeatures(),
-  [PLUGIN.DynamicResources]: () => dynamicResources(),
+  [PLUGIN.DynamicResources]: (_a, deps) => dynamicResources(deps.deviceClasses),
   [PLUGIN.NodeLoadRules]: () => nodeLoadRules(),
   [PLUGIN.BurstGuard]: (_a, deps) =>
     burstGuard({ placements: deps.placements, ...(deps.burst ? { limit: deps.burst } : {}) }),
@@ -110,7 +112,8 @@ export const DEFAULT_PLUGINS: readonly { name: string; weight?: number }[] = [
   { name: PLUGIN.VolumeZone },
   { name: PLUGIN.PodTopologySpread, weight: 2 },
   { name: PLUGIN.InterPodAffinity, weight: 2 },
-  // Upstream's applyDynamicResources puts it before DefaultPreemption; nodeload's only refuses claims.
+  // Upstream's applyDynamicResources puts it before DefaultPreemption; nodeload's only refuses what needs an
+  // allocation (claims, and DRA-backed extended resources on nodes without them).
   { name: PLUGIN.DynamicResources },
   { name: PLUGIN.NodeResourcesBalancedAllocation, weight: 1 },
   { name: PLUGIN.ImageLocality, weight: 1 },
