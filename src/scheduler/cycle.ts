@@ -10,6 +10,7 @@ import type { NominatedPods } from './framework/nominator.js';
 import {
   EVERY_REASON_MAX_NODES,
   type FilterLimit,
+  type PreFiltered,
   type Profile,
   type RankedNode,
   runFilters,
@@ -69,6 +70,8 @@ export interface CycleInput {
 export interface CycleResult {
   ctx: CycleContext;
   state: CycleState;
+  /** The PreFilter outcome (PostFilter's dry runs start from it). */
+  pre: PreFiltered;
   verdicts: NodeVerdict[];
   ranked: RankedNode[];
   /** Nodes filtered (fewer than the snapshot's when sampling found enough feasible ones). */
@@ -127,7 +130,7 @@ export function runCycle(input: CycleInput): CycleResult {
     start === undefined || input.nodeNames
       ? undefined
       : { numToFind: numFeasibleNodesToFind(input.profile.percentageOfNodesToScore, nodes.length), start };
-  const { state, verdicts, feasible, examined } = runFilters(
+  const { state, pre, verdicts, feasible, examined } = runFilters(
     input.profile,
     ctx,
     nodes,
@@ -138,5 +141,5 @@ export function runCycle(input: CycleInput): CycleResult {
   if (!input.deferVerdictFigures) addVerdictFigures(verdicts, ctx);
   verdicts.push(...unknown);
   const nextStart = nodes.length > 0 && limit ? (limit.start + examined) % nodes.length : 0;
-  return { ctx, state, verdicts, ranked, examined: examined + unknown.length, nextStart };
+  return { ctx, state, pre, verdicts, ranked, examined: examined + unknown.length, nextStart };
 }

@@ -33,7 +33,7 @@ const bound = (name: string, cpu: string, priority: number, extra: Partial<PodIn
 function attempt(p: PodInfo, pods: PodInfo[], preemption: Preemption) {
   const nodes = [node('n1', { cpu: '2' })];
   const profile = profileOf(nodeResourcesFit(), defaultPreemption({}, { random: () => 0 }));
-  const { ctx, state, verdicts } = runCycle({
+  const { ctx, pre, verdicts } = runCycle({
     profile,
     pod: p,
     snapshot: snapshotOf(nodes, pods),
@@ -43,7 +43,7 @@ function attempt(p: PodInfo, pods: PodInfo[], preemption: Preemption) {
     nominated: preemption.nominator,
     now: NOW,
   });
-  return preemption.run(profile, state, ctx, verdicts);
+  return preemption.run(profile, pre, ctx, verdicts);
 }
 
 describe('Preemption (the scheduler side of PostFilter)', () => {

@@ -13,8 +13,8 @@ import type { Change } from '../cluster/view.js';
 import type { SchedulerApi } from './binder.js';
 import type { DecisionPreemption } from './explain.js';
 import { Nominator } from './framework/nominator.js';
-import { type Profile, runPostFilter } from './framework/runtime.js';
-import type { CycleContext, CycleState } from './framework/types.js';
+import { type PreFiltered, type Profile, runPostFilter } from './framework/runtime.js';
+import type { CycleContext } from './framework/types.js';
 import type { NodeVerdict } from './framework/verdict.js';
 
 /** Victims whose deletion is awaited, bounded (a victim that never goes away is forgotten eventually). */
@@ -59,11 +59,11 @@ export class Preemption {
   /** PostFilter for a pod no node fits, and its consequences. */
   run(
     profile: Profile,
-    state: CycleState,
+    pre: PreFiltered,
     ctx: CycleContext,
     verdicts: readonly NodeVerdict[],
   ): PreemptionOutcome {
-    const result = runPostFilter(profile, state, ctx, verdicts);
+    const result = runPostFilter(profile, pre, ctx, verdicts);
     if (!result) return {};
     const pod = ctx.pod;
     const node = result.nominatedNode;

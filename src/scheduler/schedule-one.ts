@@ -71,7 +71,7 @@ export class SchedulingCycle {
     // A nominated pod goes to its nominated node when that fits (upstream's evaluateNominatedNode):
     // every node is filtered for it, so the nominated one is never left out of a sample.
     const nominated = preemption.nominatedNode(pod);
-    const { ctx, state, verdicts, ranked, examined, nextStart } = runCycle({
+    const { ctx, state, pre, verdicts, ranked, examined, nextStart } = runCycle({
       profile,
       pod,
       snapshot,
@@ -114,7 +114,7 @@ export class SchedulingCycle {
       // An unschedulable pod's decision keeps every verdict: each node's numbers are its explanation.
       addVerdictFigures(verdicts, ctx);
       const message = unschedulableMessage(totalNodes, verdicts);
-      const { sentence, record } = preemption.run(profile, state, ctx, verdicts);
+      const { sentence, record } = preemption.run(profile, pre, ctx, verdicts);
       const failed = record ? { ...base, preemption: record } : base;
       this.failUnschedulable(entry, pod, failed, sentence ? `${message} ${sentence}` : message);
       return;

@@ -11,6 +11,7 @@ import type { NodeSnapshot } from './snapshot.js';
 import {
   type CycleContext,
   CycleState,
+  type DryRun,
   type FilterPlugin,
   type FilterReason,
   type PermitPlugin,
@@ -115,6 +116,8 @@ interface ScoreTable {
 
 export interface FilterOutcome {
   state: CycleState;
+  /** The cycle's PreFilter outcome, which preemption's dry runs start from (runPostFilter). */
+  pre: PreFiltered;
   /** One per node filtered, in the order they were examined. */
   verdicts: NodeVerdict[];
   feasible: NodeSnapshot[];
@@ -137,7 +140,7 @@ export function runPreEnqueue(profile: Profile, ctx: Pick<CycleContext, 'pod'>):
   return undefined;
 }
 
-interface PreFiltered {
+export interface PreFiltered {
   state: CycleState;
   /** PreFilter rejections: every node gets them. */
   rejects: FilterReason[];
@@ -167,12 +170,23 @@ function runPreFilter(profile: Profile, ctx: CycleContext): PreFiltered {
 }
 
 /**
- * The PreFilter plugins that count a nominated pod in their state (addPod), less those whose PreFilter
- * skipped — upstream's RunPreFilterExtensionAddPod skips SkipFilterPlugins. Looked up only for a node
- * with nominated pods, so a cycle without any pays nothing.
+ * The PreFilter plugins that count pods added to or removed from a node in their state (addPod,
+ * removePod), less those whose PreFilter skipped — upstream's RunPreFilterExtensionAddPod/RemovePod skip
+ * SkipFilterPlugins. Looked up only for a node with nominated pods or a dry run, so a cycle without
+ * either pays nothing.
  */
 function extensionsOf(pre: PreFiltered): PreFilterPlugin[] {
-  return pre.preFilters.filter((p) => p.addPod && p.cloneState && !pre.state.skipFilter.has(p.name));
+  return pre.preFilters.filter(
+    (p) => (p.addPod || p.removePod) && p.cloneState && !pre.state.skipFilter.has(p.name),
+  );
+}
+
+/** `pre` on a fork of its state that `extensions` may change (each copies its own entry). */
+function forked(pre: PreFiltered, extensions: readonly PreFilterPlugin[]): PreFiltered {
+  if (extensions.length === 0) return pre;
+  const state = pre.state.fork();
+  for (const p of extensions) p.cloneState?.(pre.state, state);
+  return { ...pre, state };
 }
 
 /**
@@ -262,11 +276,7 @@ function filterWithNominated(
   let withThem: NodeVerdict;
   try {
     const extensions = extensionsOf(pre);
-    let first = pre;
-    if (extensions.length > 0) {
-      first = { ...pre, state: pre.state.fork() };
-      for (const p of extensions) p.cloneState?.(pre.state, first.state);
-    }
+    const first = forked(pre, extensions);
     for (const p of nominated) {
       const placed = { ...p, nodeName: node.name };
       edit.add(podKey(p), placed, node.name);
@@ -324,7 +334,28 @@ export function runFilters(
       verdicts[i] = filterWithNominated(pre, ctx, node, true);
     }
   }
-  return { state: pre.state, verdicts, feasible, examined };
+  return { state: pre.state, pre, verdicts, feasible, examined };
+}
+
+/**
+ * Upstream's dry run on one node (SelectVictimsOnNode): the cycle's PreFilter state, not a new PreFilter
+ * against the edited snapshot — so a plugin the cycle skipped stays skipped (InterPodAffinity skips a pod
+ * without terms while no placed pod has required anti-affinity; were the only such pod a victim, a
+ * fresh PreFilter would skip too, and miss a nominated pod's anti-affinity upstream still counts), and
+ * each victim costs its extensions' removePod instead of a PreFilter over the whole cluster per step.
+ */
+function dryRun(pre: PreFiltered, ctx: CycleContext, node: NodeSnapshot): DryRun {
+  const extensions = extensionsOf(pre);
+  const on = forked(pre, extensions);
+  return {
+    removePod(pod) {
+      for (const p of extensions) p.removePod?.(on.state, ctx, pod, node);
+    },
+    addPod(pod) {
+      for (const p of extensions) p.addPod?.(on.state, ctx, pod, node);
+    },
+    filter: () => filterWithNominated(on, ctx, node, true),
+  };
 }
 
 /**
@@ -333,19 +364,17 @@ export function runFilters(
  */
 export function runPostFilter(
   profile: Profile,
-  state: CycleState,
+  pre: PreFiltered,
   ctx: CycleContext,
   verdicts: readonly NodeVerdict[],
 ): PostFilterResult | undefined {
   if (profile.postFilter.length === 0) return undefined;
   const failed = new Map<string, readonly FilterReason[]>();
   for (const v of verdicts) if (!v.feasible) failed.set(v.node, v.reasons);
-  const handle: PostFilterHandle = {
-    filterNode: (c, node) => filterWithNominated(runPreFilter(profile, c), c, node, true),
-  };
+  const handle: PostFilterHandle = { dryRun: (c, node) => dryRun(pre, c, node) };
   let last: PostFilterResult | undefined;
   for (const p of profile.postFilter) {
-    const r = p.postFilter(state, ctx, failed, handle);
+    const r = p.postFilter(pre.state, ctx, failed, handle);
     if (r?.nominatedNode) return r;
     last = r ?? last;
   }

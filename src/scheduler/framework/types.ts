@@ -97,6 +97,12 @@ export interface PreFilterPlugin extends Plugin {
    * NodeSnapshot need none: the nominated pod is placed there too.
    */
   addPod?(state: CycleState, ctx: CycleContext, pod: PodInfo, node: NodeSnapshot): void;
+  /**
+   * PreFilterExtensions.RemovePod: uncounts `pod`, a preemption victim the dry run took off `node`, in
+   * this plugin's PreFilter state in `state` (a fork, as for addPod; the dry run adds it back with addPod
+   * when it reprieves it).
+   */
+  removePod?(state: CycleState, ctx: CycleContext, pod: PodInfo, node: NodeSnapshot): void;
   /** Replaces this plugin's PreFilter entry in `to` (a fork of `from`) with a copy addPod may change. */
   cloneState?(from: CycleState, to: CycleState): void;
 }
@@ -133,10 +139,23 @@ export interface PostFilterResult {
 /** What the runtime offers a PostFilter plugin (upstream's framework handle, the part preemption uses). */
 export interface PostFilterHandle {
   /**
-   * PreFilter (fresh state) and Filter for the cycle's pod on one node, against the snapshot as it is
-   * now — e.g. inside a SnapshotEdit with victims removed — counting the nominated pods as Filter does.
+   * A preemption dry run on one node, as upstream's SelectVictimsOnNode on its own clone of the cycle's
+   * state: the cycle's PreFilter state (its skipped plugins stay skipped), forked for this node.
    */
-  filterNode(ctx: CycleContext, node: NodeSnapshot): NodeVerdict;
+  dryRun(ctx: CycleContext, node: NodeSnapshot): DryRun;
+}
+
+/**
+ * The caller edits the node's pods in the snapshot (a SnapshotEdit) and tells the dry run each change, so
+ * the PreFilter extensions (PodTopologySpread, InterPodAffinity, VolumeRestrictions) count as it does.
+ */
+export interface DryRun {
+  /** `pod` was taken off the node (RunPreFilterExtensionRemovePod). */
+  removePod(pod: PodInfo): void;
+  /** `pod`, one of the node's pods, was put back on it (RunPreFilterExtensionAddPod). */
+  addPod(pod: PodInfo): void;
+  /** Filter for the cycle's pod on the node as it is now, counting its nominated pods as Filter does. */
+  filter(): NodeVerdict;
 }
 
 export interface PostFilterPlugin extends Plugin {

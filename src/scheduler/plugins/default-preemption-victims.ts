@@ -128,14 +128,19 @@ export function selectVictimsOnNode(
   }
   if (potential.length === 0) return { failure: [NO_VICTIMS] };
   const edit = ctx.snapshot.edit();
+  const dry = handle.dryRun(ctx, node);
   const load = node.load;
   const removed = new Map<string, PodInfo>();
   const fits = () => {
     node.load = load && withoutPods(load, removed.values());
-    return handle.filterNode(ctx, node);
+    return dry.filter();
   };
   try {
-    for (const { key, pod } of potential) if (edit.remove(key)) removed.set(key, pod);
+    for (const { key, pod } of potential) {
+      if (!edit.remove(key)) continue;
+      removed.set(key, pod);
+      dry.removePod(pod);
+    }
     const bare = fits();
     if (!bare.feasible) return { failure: [...new Set(primaryReasons(bare).map((r) => r.reason))] };
     const order = byImportance(ctx.now);
@@ -145,9 +150,11 @@ export function selectVictimsOnNode(
     const reprieve = ({ key, pod }: Potential): boolean => {
       edit.add(key, pod, node.name);
       removed.delete(key);
+      dry.addPod(pod);
       if (fits().feasible) return true;
       edit.remove(key);
       removed.set(key, pod);
+      dry.removePod(pod);
       victims.push(pod);
       return false;
     };

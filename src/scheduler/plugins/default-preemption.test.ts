@@ -86,7 +86,7 @@ function preempt(preemptor: PodInfo, w: World): PostFilterResult | undefined {
   });
   expect(cycle.ranked, 'the preemptor must fit nowhere before preemption').toEqual([]);
   const before = fingerprint(snapshot);
-  const result = runPostFilter(profile, cycle.state, cycle.ctx, cycle.verdicts);
+  const result = runPostFilter(profile, cycle.pre, cycle.ctx, cycle.verdicts);
   expect(fingerprint(snapshot)).toEqual(before);
   return result;
 }

@@ -35,8 +35,10 @@
  *   Score(n) = ignored ? 0 : round(Σ_{c: n has c.key} count[c][n's value] × weight[c] + (c.maxSkew − 1)).
  *   NormalizeScore: over non-ignored nodes, s = max = 0 ? 100 : ⌊100 × (max + min − s) / max⌋; ignored → 0.
  */
-import type { TopologySpreadConstraint } from '../../cluster/model.js';
+import type { PodInfo, TopologySpreadConstraint } from '../../cluster/model.js';
 import type {
+  CycleContext,
+  CycleState,
   FilterPlugin,
   NodeSnapshot,
   PreFilterPlugin,
@@ -127,6 +129,32 @@ function minimumOf(counts: ReadonlyMap<string, number>, domains: number): number
 }
 
 /**
+ * Upstream's updateWithPod: `pod` counts on `n` when it is in the incoming pod's namespace, n has every
+ * constraint's key, and per constraint the selector picks it and n passes the incoming pod's inclusion
+ * policies. Its domain's count moves by `delta`; the minimum follows (a rise matters only to a domain
+ * that held it). As upstream, neither direction looks at deletionTimestamp, though PreFilter counts no
+ * terminating pod, nor at countPodsMatchSelector's empty-selector short-circuit (a `{}` selector counts
+ * an added pod though it counts no placed one).
+ */
+function updateWithPod(state: CycleState, ctx: CycleContext, pod: PodInfo, n: NodeSnapshot, delta: 1 | -1) {
+  const s = state.read<FilterState>(FILTER_STATE);
+  const node = n.node;
+  if (!s || !node || pod.namespace !== ctx.pod.namespace || !hasAllKeys(node.labels, s.constraints)) return;
+  const inclusion = new Inclusion(ctx.pod, node);
+  for (let i = 0; i < s.constraints.length; i++) {
+    const c = s.constraints[i] as Constraint;
+    if (!c.selector.matches(pod) || !inclusion.admits(c)) continue;
+    const counts = s.counts[i] as Map<string, number>;
+    const v = node.labels[c.key] as string;
+    const before = counts.get(v) ?? 0;
+    counts.set(v, before + delta);
+    const min = s.min[i] as number;
+    if (delta < 0 ? before + delta < min : before === min)
+      s.min[i] = minimumOf(counts, s.domains[i] as number);
+  }
+}
+
+/**
  * `workloads`: the Services, ReplicationControllers, ReplicaSets and StatefulSets default constraints
  * take their selector from (none: no pod gets default constraints).
  */
@@ -203,26 +231,14 @@ export function podTopologySpread(
     },
 
     // A pod nominated to `n` (priority ≥ the incoming pod's) counts there for the first of Filter's two
-    // passes on n, as upstream's updateWithPod: same namespace, n has every constraint's key, and per
-    // constraint the selector picks it and n passes the incoming pod's inclusion policies. Its domain's
-    // count rises by one; the minimum can only rise if that domain held it.
+    // passes on n, and a preemption dry run's victim put back counts again: upstream's updateWithPod(+1).
     addPod(state, ctx, pod, n) {
-      const s = state.read<FilterState>(FILTER_STATE);
-      const node = n.node;
-      if (!s || !node || pod.namespace !== ctx.pod.namespace || !hasAllKeys(node.labels, s.constraints))
-        return;
-      const inclusion = new Inclusion(ctx.pod, node);
-      for (let i = 0; i < s.constraints.length; i++) {
-        const c = s.constraints[i] as Constraint;
-        // Upstream matches here without countPodsMatchSelector's empty-selector short-circuit: a `{}`
-        // selector counts a nominated pod though it counts no placed one.
-        if (!c.selector.matches(pod) || !inclusion.admits(c)) continue;
-        const counts = s.counts[i] as Map<string, number>;
-        const v = node.labels[c.key] as string;
-        const before = counts.get(v) ?? 0;
-        counts.set(v, before + 1);
-        if (before === s.min[i]) s.min[i] = minimumOf(counts, s.domains[i] as number);
-      }
+      updateWithPod(state, ctx, pod, n, 1);
+    },
+
+    // A victim a preemption dry run takes off `n` no longer counts: updateWithPod(−1).
+    removePod(state, ctx, pod, n) {
+      updateWithPod(state, ctx, pod, n, -1);
     },
 
     cloneState(from, to) {

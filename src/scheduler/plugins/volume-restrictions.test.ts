@@ -4,7 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { PodInfo } from '../../cluster/model.js';
-import { claim, each, type Json, node, pod, runFilter, storage } from './volume.testing.js';
+import type { NodeSnapshot } from '../framework/snapshot.js';
+import type { CycleState } from '../framework/types.js';
+import type { NodeVerdict } from '../framework/verdict.js';
+import { claim, each, type FilterRun, type Json, node, pod, runFilter, storage } from './volume.testing.js';
 import { ERR_DISK_CONFLICT, ERR_RWOP_CONFLICT, volumeRestrictions } from './volume-restrictions.js';
 
 const gce = (pdName: string, readOnly = false): Json => ({ gcePersistentDisk: { pdName, readOnly } });
@@ -185,5 +188,46 @@ describe('VolumeRestrictions: ReadWriteOncePod claims', () => {
     );
     expect(r.outcome).toEqual(each('a b', ERR_RWOP_CONFLICT));
     expect(r.verdicts[0]?.reasons[0]?.detail).toBe('ReadWriteOncePod claim data is used by a pod on node b');
+  });
+});
+
+/** Upstream's AddPod/RemovePod (TestPreFilterStateAddRemovePod's facts for ReadWriteOncePod claims). */
+describe('VolumeRestrictions: PreFilterExtensions', () => {
+  const plugin = volumeRestrictions(storage({ claims: [rwop] }));
+  const holder = pod('holder', ['data'], { node: 'a' });
+  function firstReason(r: FilterRun, state: CycleState): string {
+    const n = r.ctx.snapshot.get('b') as NodeSnapshot;
+    const verdict: NodeVerdict = { node: 'b', feasible: false, reasons: [], rules: [] };
+    plugin.filter(state, r.ctx, n, verdict);
+    return verdict.reasons[0]?.detail ?? 'ok';
+  }
+  function fork(r: FilterRun): CycleState {
+    const out = r.state.fork();
+    plugin.cloneState?.(r.state, out);
+    return out;
+  }
+
+  it('removing the pod that holds the claim frees it; putting it back takes it again', () => {
+    const r = runFilter(plugin, [node('a'), node('b')], [holder], pod('p', ['data']));
+    const a = r.ctx.snapshot.get('a') as NodeSnapshot;
+    const dry = fork(r);
+    plugin.removePod?.(dry, r.ctx, holder, a);
+    expect(firstReason(r, dry)).toBe('ok');
+    expect(firstReason(r, r.state)).toBe('ReadWriteOncePod claim data is used by a pod on node a');
+    plugin.addPod?.(dry, r.ctx, holder, a);
+    expect(firstReason(r, dry)).toBe('ReadWriteOncePod claim data is used by a pod on node a');
+  });
+
+  it('a pod added with the claim (a nominated one) takes it, where PreFilter did not skip', () => {
+    // The in-tree disk keeps the plugin on though nobody uses the claim yet.
+    const r = runFilter(plugin, [node('a'), node('b')], [], pod('p', ['data', gce('foo')]));
+    expect(r.skipped).toBe(false);
+    const b = r.ctx.snapshot.get('b') as NodeSnapshot;
+    const dry = fork(r);
+    plugin.addPod?.(dry, r.ctx, pod('nominee', ['data']), b);
+    expect(firstReason(r, dry)).toBe('ReadWriteOncePod claim data is used by a pod on node b');
+    plugin.addPod?.(dry, r.ctx, pod('stranger', ['other']), b);
+    plugin.removePod?.(dry, r.ctx, pod('nominee', ['data']), b);
+    expect(firstReason(r, dry)).toBe('ok');
   });
 });

@@ -14,10 +14,12 @@
  *   "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
  *   (resolvable: preempting that pod frees the claim).
  * PreFilter skips the plugin when the pod has no in-tree disk and no conflicting ReadWriteOncePod claim.
+ * PreFilterExtensions: addPod/removePod move the conflict count by the added or removed pod's volumes
+ * naming one of those claims (a nominated pod in Filter's first pass, a preemption dry run's victims).
  */
 import type { PodInfo, PodVolume } from '../../cluster/model.js';
 import type { NodeSnapshot, Snapshot } from '../framework/snapshot.js';
-import type { FilterPlugin, PreFilterPlugin } from '../framework/types.js';
+import type { CycleState, FilterPlugin, PreFilterPlugin } from '../framework/types.js';
 import { addReason } from '../framework/verdict.js';
 import { PLUGIN } from './names.js';
 import { claimKey, claimNotFound, READ_WRITE_ONCE_POD, type StorageView } from './volume-common.js';
@@ -28,8 +30,26 @@ export const ERR_RWOP_CONFLICT =
   'node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode';
 
 interface State {
-  /** ReadWriteOncePod claims of the pod already used by some pod, and where. */
-  conflicts: { claim: string; node: string }[];
+  /** The pod's ReadWriteOncePod claims, by name. */
+  readWriteOncePod: ReadonlySet<string>;
+  /** How many of them other pods use (upstream's conflictingPVCRefCount): > 0 fails every node. */
+  conflicts: number;
+  /** One of those uses, for the message. */
+  first: { claim: string; node: string } | undefined;
+}
+
+/**
+ * Upstream's updateWithPod: the conflict count moves by `delta` per volume of `pod` naming one of the
+ * pod's ReadWriteOncePod claims — by claim name alone, as upstream matches.
+ */
+function updateWithPod(state: CycleState, pod: PodInfo, node: NodeSnapshot, delta: 1 | -1): void {
+  const s = state.read<State>(STATE);
+  if (!s) return;
+  for (const v of pod.volumes) {
+    if (!v.claimName || v.ephemeral || !s.readWriteOncePod.has(v.claimName)) continue;
+    s.conflicts += delta;
+    if (delta > 0) s.first = { claim: v.claimName, node: node.name };
+  }
 }
 
 interface Disk {
@@ -92,7 +112,9 @@ export function volumeRestrictions(storage: StorageView): PreFilterPlugin & Filt
     preFilter(state, ctx) {
       const pod = ctx.pod;
       const needsDiskCheck = pod.volumes.some((v) => v.disk !== undefined);
-      const conflicts: State['conflicts'] = [];
+      const readWriteOncePod = new Set<string>();
+      let conflicts = 0;
+      let first: State['first'];
       for (const v of pod.volumes) {
         if (!v.claimName || v.ephemeral) continue;
         const claim = storage.claims.get(claimKey(pod.namespace, v.claimName));
@@ -101,12 +123,25 @@ export function volumeRestrictions(storage: StorageView): PreFilterPlugin & Filt
           return { reject: { code: 'ClaimNotFound', reason: msg, detail: msg, unresolvable: true } };
         }
         if (!claim.accessModes.includes(READ_WRITE_ONCE_POD)) continue;
+        readWriteOncePod.add(v.claimName);
         const node = nodeUsingClaim(ctx.snapshot, claimKey(pod.namespace, v.claimName));
-        if (node !== undefined) conflicts.push({ claim: v.claimName, node });
+        if (node === undefined) continue;
+        conflicts++;
+        first ??= { claim: v.claimName, node };
       }
-      if (!needsDiskCheck && conflicts.length === 0) return { skip: true };
-      state.write(STATE, { conflicts } satisfies State);
+      if (!needsDiskCheck && conflicts === 0) return { skip: true };
+      state.write(STATE, { readWriteOncePod, conflicts, first } satisfies State);
       return undefined;
+    },
+    addPod(state, _ctx, pod, node) {
+      updateWithPod(state, pod, node, 1);
+    },
+    removePod(state, _ctx, pod, node) {
+      updateWithPod(state, pod, node, -1);
+    },
+    cloneState(from, to) {
+      const s = from.read<State>(STATE);
+      if (s) to.write(STATE, { ...s } satisfies State);
     },
     filter(state, ctx, n, verdict) {
       const disk = diskConflictOn(ctx.pod, n);
@@ -120,13 +155,15 @@ export function volumeRestrictions(storage: StorageView): PreFilterPlugin & Filt
         return;
       }
       const s = state.read<State>(STATE);
-      const first = s?.conflicts[0];
-      if (!first) return;
+      if (!s || s.conflicts <= 0) return;
+      const first = s.first;
       addReason(verdict, {
         plugin: PLUGIN.VolumeRestrictions,
         code: 'ReadWriteOncePodConflict',
         reason: ERR_RWOP_CONFLICT,
-        detail: `ReadWriteOncePod claim ${first.claim} is used by a pod on node ${first.node}`,
+        detail: first
+          ? `ReadWriteOncePod claim ${first.claim} is used by a pod on node ${first.node}`
+          : 'a ReadWriteOncePod claim of this pod is used by another pod',
       });
     },
   };

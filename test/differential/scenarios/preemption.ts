@@ -235,5 +235,24 @@ function nominationScenarios(): Scenario[] {
       ],
       expect: { unschedulable: ['vip'], placements: { shy: ['n1'] }, victims: ['blocker'] },
     },
+    {
+      ...base,
+      name: "preemption's dry run keeps InterPodAffinity on after its victim leaves, and so sees a nominee",
+      description:
+        "guard (lower-mid, 3 CPU) has anti-affinity to app=shy, so shy's PreFilter keeps InterPodAffinity " +
+        'on. shy (mid, 1 CPU) fits n1 only without guard; the dry run takes guard away on a copy of the ' +
+        "cycle's state, and vip (nominated to n1, anti-affinity to app=shy) still fails shy there: nothing " +
+        'is preempted. A fresh PreFilter without guard would skip the plugin and evict guard.',
+      nodes: [node('n1')],
+      existingPods: [
+        held,
+        existing('guard', 'n1', { ...cpu('3'), spec: { ...prio('lower-mid'), ...antiTo({ app: 'shy' }) } }),
+      ],
+      pods: [
+        vip({ app: 'vip' }, antiTo({ app: 'shy' })),
+        pod('shy', { ...cpu('1'), labels: { app: 'shy' }, spec: prio('mid') }),
+      ],
+      expect: { unschedulable: ['vip', 'shy'], victims: ['blocker'] },
+    },
   ];
 }
