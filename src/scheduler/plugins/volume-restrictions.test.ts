@@ -230,4 +230,17 @@ describe('VolumeRestrictions: PreFilterExtensions', () => {
     plugin.removePod?.(dry, r.ctx, pod('nominee', ['data']), b);
     expect(firstReason(r, dry)).toBe('ok');
   });
+
+  it('with two claims held, removing one holder leaves the message on the other', () => {
+    const logs = claim('logs', { modes: ['ReadWriteOncePod'] });
+    const two = volumeRestrictions(storage({ claims: [rwop, logs] }));
+    const logsHolder = pod('logs-holder', ['logs'], { node: 'b' });
+    const r = runFilter(two, [node('a'), node('b')], [holder, logsHolder], pod('p', ['data', 'logs']));
+    const dry = r.state.fork();
+    two.cloneState?.(r.state, dry);
+    two.removePod?.(dry, r.ctx, holder, r.ctx.snapshot.get('a') as NodeSnapshot);
+    const verdict: NodeVerdict = { node: 'a', feasible: false, reasons: [], rules: [] };
+    two.filter(dry, r.ctx, r.ctx.snapshot.get('a') as NodeSnapshot, verdict);
+    expect(verdict.reasons[0]?.detail).toBe('ReadWriteOncePod claim logs is used by a pod on node b');
+  });
 });

@@ -34,8 +34,8 @@ interface State {
   readWriteOncePod: ReadonlySet<string>;
   /** How many of them other pods use (upstream's conflictingPVCRefCount): > 0 fails every node. */
   conflicts: number;
-  /** One of those uses, for the message. */
-  first: { claim: string; node: string } | undefined;
+  /** Per claim: how many pods counted here use it, and the node of the last one added (for the message). */
+  holders: Map<string, { users: number; node: string }>;
 }
 
 /**
@@ -48,7 +48,11 @@ function updateWithPod(state: CycleState, pod: PodInfo, node: NodeSnapshot, delt
   for (const v of pod.volumes) {
     if (!v.claimName || v.ephemeral || !s.readWriteOncePod.has(v.claimName)) continue;
     s.conflicts += delta;
-    if (delta > 0) s.first = { claim: v.claimName, node: node.name };
+    const h = s.holders.get(v.claimName);
+    s.holders.set(v.claimName, {
+      users: (h?.users ?? 0) + delta,
+      node: delta > 0 || !h ? node.name : h.node,
+    });
   }
 }
 
@@ -114,7 +118,7 @@ export function volumeRestrictions(storage: StorageView): PreFilterPlugin & Filt
       const needsDiskCheck = pod.volumes.some((v) => v.disk !== undefined);
       const readWriteOncePod = new Set<string>();
       let conflicts = 0;
-      let first: State['first'];
+      const holders: State['holders'] = new Map();
       for (const v of pod.volumes) {
         if (!v.claimName || v.ephemeral) continue;
         const claim = storage.claims.get(claimKey(pod.namespace, v.claimName));
@@ -127,10 +131,10 @@ export function volumeRestrictions(storage: StorageView): PreFilterPlugin & Filt
         const node = nodeUsingClaim(ctx.snapshot, claimKey(pod.namespace, v.claimName));
         if (node === undefined) continue;
         conflicts++;
-        first ??= { claim: v.claimName, node };
+        holders.set(v.claimName, { users: 1, node });
       }
       if (!needsDiskCheck && conflicts === 0) return { skip: true };
-      state.write(STATE, { readWriteOncePod, conflicts, first } satisfies State);
+      state.write(STATE, { readWriteOncePod, conflicts, holders } satisfies State);
       return undefined;
     },
     addPod(state, _ctx, pod, node) {
@@ -141,7 +145,7 @@ export function volumeRestrictions(storage: StorageView): PreFilterPlugin & Filt
     },
     cloneState(from, to) {
       const s = from.read<State>(STATE);
-      if (s) to.write(STATE, { ...s } satisfies State);
+      if (s) to.write(STATE, { ...s, holders: new Map(s.holders) } satisfies State);
     },
     filter(state, ctx, n, verdict) {
       const disk = diskConflictOn(ctx.pod, n);
@@ -156,7 +160,13 @@ export function volumeRestrictions(storage: StorageView): PreFilterPlugin & Filt
       }
       const s = state.read<State>(STATE);
       if (!s || s.conflicts <= 0) return;
-      const first = s.first;
+      let first: { claim: string; node: string } | undefined;
+      for (const [claim, h] of s.holders) {
+        if (h.users > 0) {
+          first = { claim, node: h.node };
+          break;
+        }
+      }
       addReason(verdict, {
         plugin: PLUGIN.VolumeRestrictions,
         code: 'ReadWriteOncePodConflict',
