@@ -36,12 +36,13 @@ function claim(name: string, volume?: string, modes = ['ReadWriteOnce']): V1Pers
 
 function pv(
   name: string,
-  o: { node?: string; zoneLabel?: string; driver?: string } = {},
+  o: { node?: string; zoneLabel?: string; driver?: string; ebs?: string } = {},
 ): V1PersistentVolume {
   return {
     metadata: { name, labels: o.zoneLabel ? { [ZONE]: o.zoneLabel } : {} },
     spec: {
       ...(o.driver ? { csi: { driver: o.driver, volumeHandle: name } } : {}),
+      ...(o.ebs ? { awsElasticBlockStore: { volumeID: o.ebs } } : {}),
       ...(o.node
         ? {
             nodeAffinity: {
@@ -150,6 +151,26 @@ describe('checkVolumes', () => {
           attachment('n2', 'd', 'v1'),
           attachment('n1', 'e', 'v1'),
         ],
+      },
+      [],
+    ],
+    [
+      'an in-tree EBS PV takes a slot of the EBS CSI driver (CSI migration)',
+      {
+        pods: [p('old', 'n1', ['c1']), p('a', 'n1', ['c2'])],
+        claims: [claim('c1', 'v1'), claim('c2', 'v2')],
+        volumes: [pv('v1', { ebs: 'aws://us-east-1a/vol-1' }), pv('v2', { driver: 'ebs.csi.aws.com' })],
+        csiNodes: [csiNode('n1', 'ebs.csi.aws.com', 1)],
+      },
+      ['NodeVolumeLimits ns/a'],
+    ],
+    [
+      'an in-tree EBS PV and a CSI PV of the same disk count once',
+      {
+        pods: [p('old', 'n1', ['c1']), p('a', 'n1', ['c2'])],
+        claims: [claim('c1', 'v1'), claim('c2', 'vol-2')],
+        volumes: [pv('v1', { ebs: 'aws://us-east-1a/vol-2' }), pv('vol-2', { driver: 'ebs.csi.aws.com' })],
+        csiNodes: [csiNode('n1', 'ebs.csi.aws.com', 1)],
       },
       [],
     ],

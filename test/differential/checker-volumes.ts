@@ -5,7 +5,8 @@
 //  * VolumeZone: the PV's zone/region labels (a `__`-separated list is a set) contain the node's value;
 //  * VolumeRestrictions: a ReadWriteOncePod claim is used by at most one live pod;
 //  * NodeVolumeLimits: the unique volumes of a CSI driver on a node (its pods' and its VolumeAttachments')
-//    ≤ the CSINode's allocatable count;
+//    ≤ the CSINode's allocatable count; an in-tree AWS EBS PV counts under ebs.csi.aws.com by its volume ID
+//    (CSI migration: csi-translation-lib's `aws://zone/vol-x` → `vol-x`);
 //  * DefaultPreemption: every existing pod that was deleted had a lower priority than a scheduled pod,
 //    allowed to preempt, that is bound or nominated on the victim's node.
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
@@ -18,6 +19,16 @@ const ZONE_LABELS = [
   'failure-domain.beta.kubernetes.io/zone',
   'failure-domain.beta.kubernetes.io/region',
 ];
+
+const EBS_CSI_DRIVER = 'ebs.csi.aws.com';
+
+/** The CSI driver and volume handle a PV attaches as: its own, or an in-tree EBS volume's migrated ones. */
+function csiOf(pv: V1PersistentVolume | undefined): { driver: string; handle: string } | undefined {
+  if (pv?.spec?.csi) return { driver: pv.spec.csi.driver, handle: pv.spec.csi.volumeHandle };
+  const ebs = pv?.spec?.awsElasticBlockStore?.volumeID;
+  if (!ebs) return undefined;
+  return { driver: EBS_CSI_DRIVER, handle: ebs.startsWith('aws://') ? (ebs.split('/').pop() ?? ebs) : ebs };
+}
 
 const claimNames = (p: V1Pod): string[] =>
   (p.spec?.volumes ?? []).flatMap((v) =>
@@ -94,15 +105,14 @@ export function checkVolumes(snap: ClusterSnapshot, scheduled: (p: V1Pod) => boo
       let mine = false;
       // Attached volumes no pod uses count as well (a detach still pending).
       for (const va of snap.volumeAttachments ?? []) {
-        const pv = volumes.get(va.spec?.source?.persistentVolumeName ?? '');
-        if (va.spec?.nodeName === nodeName && va.spec.attacher === d.name && pv?.spec?.csi)
-          handles.add(pv.spec.csi.volumeHandle);
+        const csi = csiOf(volumes.get(va.spec?.source?.persistentVolumeName ?? ''));
+        if (va.spec?.nodeName === nodeName && va.spec.attacher === d.name && csi) handles.add(csi.handle);
       }
       for (const p of onNode) {
         for (const name of claimNames(p)) {
-          const pv = volumeOf(claims.get(`${p.metadata?.namespace}/${name}`));
-          if (pv?.spec?.csi?.driver !== d.name) continue;
-          handles.add(pv.spec.csi.volumeHandle);
+          const csi = csiOf(volumeOf(claims.get(`${p.metadata?.namespace}/${name}`)));
+          if (csi?.driver !== d.name) continue;
+          handles.add(csi.handle);
           if (scheduled(p)) mine = true;
         }
       }
