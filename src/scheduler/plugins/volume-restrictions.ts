@@ -32,9 +32,10 @@ export const ERR_RWOP_CONFLICT =
 interface State {
   /** The pod's ReadWriteOncePod claims, by name. */
   readWriteOncePod: ReadonlySet<string>;
-  /** How many of them other pods use (upstream's conflictingPVCRefCount): > 0 fails every node. */
-  conflicts: number;
-  /** Per claim: how many pods counted here use it, and the node of the last one added (for the message). */
+  /**
+   * Per claim other pods use: how many of them count here, and the node of the last one added (for the
+   * message). Σ users is upstream's conflictingPVCRefCount: > 0 fails every node.
+   */
   holders: Map<string, { users: number; node: string }>;
 }
 
@@ -47,7 +48,6 @@ function updateWithPod(state: CycleState, pod: PodInfo, node: NodeSnapshot, delt
   if (!s) return;
   for (const v of pod.volumes) {
     if (!v.claimName || v.ephemeral || !s.readWriteOncePod.has(v.claimName)) continue;
-    s.conflicts += delta;
     const h = s.holders.get(v.claimName);
     s.holders.set(v.claimName, {
       users: (h?.users ?? 0) + delta,
@@ -117,7 +117,6 @@ export function volumeRestrictions(storage: StorageView): PreFilterPlugin & Filt
       const pod = ctx.pod;
       const needsDiskCheck = pod.volumes.some((v) => v.disk !== undefined);
       const readWriteOncePod = new Set<string>();
-      let conflicts = 0;
       const holders: State['holders'] = new Map();
       for (const v of pod.volumes) {
         if (!v.claimName || v.ephemeral) continue;
@@ -129,12 +128,10 @@ export function volumeRestrictions(storage: StorageView): PreFilterPlugin & Filt
         if (!claim.accessModes.includes(READ_WRITE_ONCE_POD)) continue;
         readWriteOncePod.add(v.claimName);
         const node = nodeUsingClaim(ctx.snapshot, claimKey(pod.namespace, v.claimName));
-        if (node === undefined) continue;
-        conflicts++;
-        holders.set(v.claimName, { users: 1, node });
+        if (node !== undefined) holders.set(v.claimName, { users: 1, node });
       }
-      if (!needsDiskCheck && conflicts === 0) return { skip: true };
-      state.write(STATE, { readWriteOncePod, conflicts, holders } satisfies State);
+      if (!needsDiskCheck && holders.size === 0) return { skip: true };
+      state.write(STATE, { readWriteOncePod, holders } satisfies State);
       return undefined;
     },
     addPod(state, _ctx, pod, node) {
@@ -159,21 +156,21 @@ export function volumeRestrictions(storage: StorageView): PreFilterPlugin & Filt
         return;
       }
       const s = state.read<State>(STATE);
-      if (!s || s.conflicts <= 0) return;
-      let first: { claim: string; node: string } | undefined;
+      if (!s) return;
+      let conflicts = 0;
+      let first: string | undefined;
       for (const [claim, h] of s.holders) {
-        if (h.users > 0) {
-          first = { claim, node: h.node };
-          break;
-        }
+        conflicts += h.users;
+        if (first === undefined && h.users > 0)
+          first = `ReadWriteOncePod claim ${claim} is used by a pod on node ${h.node}`;
       }
+      // Σ > 0 has a holder with users > 0, so `first` is set.
+      if (conflicts <= 0 || first === undefined) return;
       addReason(verdict, {
         plugin: PLUGIN.VolumeRestrictions,
         code: 'ReadWriteOncePodConflict',
         reason: ERR_RWOP_CONFLICT,
-        detail: first
-          ? `ReadWriteOncePod claim ${first.claim} is used by a pod on node ${first.node}`
-          : 'a ReadWriteOncePod claim of this pod is used by another pod',
+        detail: first,
       });
     },
   };
