@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toDeviceClassInfo, toVolumeAttachmentInfo } from './convert-storage.js';
+import { toDeviceClassInfo, toDisruptionBudgetInfo, toVolumeAttachmentInfo } from './convert-storage.js';
 
 describe('toVolumeAttachmentInfo', () => {
   it.each([
@@ -57,5 +57,36 @@ describe('toDeviceClassInfo', () => {
     },
   ])('$what', ({ raw, want }) => {
     expect(toDeviceClassInfo(raw)).toEqual(want);
+  });
+});
+
+describe('toDisruptionBudgetInfo', () => {
+  const meta = { name: 'guard', namespace: 'shop', resourceVersion: '7' };
+  const base = { namespace: 'shop', name: 'guard', resourceVersion: '7' };
+  it.each([
+    {
+      what: 'selector, budget and the pods whose eviction was admitted (sorted names)',
+      raw: {
+        metadata: meta,
+        spec: { selector: { matchLabels: { app: 'web' } }, minAvailable: 1 },
+        status: {
+          disruptionsAllowed: 0,
+          disruptedPods: { 'web-b': '2026-12-07T13:40:00Z', 'web-a': '2026-12-07T13:40:01Z' },
+        },
+      },
+      want: {
+        ...base,
+        selector: { matchLabels: { app: 'web' } },
+        disruptionsAllowed: 0,
+        disruptedPods: ['web-a', 'web-b'],
+      },
+    },
+    {
+      what: 'no status yet: nothing allowed, none disrupted; an empty map is none',
+      raw: { metadata: meta, spec: {}, status: { disruptedPods: {} } },
+      want: { ...base, disruptionsAllowed: 0 },
+    },
+  ])('$what', ({ raw, want }) => {
+    expect(toDisruptionBudgetInfo(raw)).toEqual(want);
   });
 });

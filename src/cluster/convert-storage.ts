@@ -214,5 +214,10 @@ export function toDisruptionBudgetInfo(o: Json): DisruptionBudgetInfo {
   };
   const sel = toLabelSelector(o?.spec?.selector);
   if (sel) pdb.selector = sel;
+  const disrupted = o?.status?.disruptedPods;
+  if (disrupted && typeof disrupted === 'object') {
+    const names = Object.keys(disrupted);
+    if (names.length > 0) pdb.disruptedPods = names.sort();
+  }
   return pdb;
 }

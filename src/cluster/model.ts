@@ -361,6 +361,11 @@ export interface DisruptionBudgetInfo {
   selector?: LabelSelector;
   /** status.disruptionsAllowed. */
   disruptionsAllowed: number;
+  /**
+   * The names in status.disruptedPods (absent when none): pods whose eviction the API server admitted
+   * and which are not deleted yet. Preemption does not take the budget again for them.
+   */
+  disruptedPods?: readonly string[];
 }
 
 /** Controllers whose selector PodTopologySpread's default constraints use (v1 RC, apps/v1 RS and StatefulSet). */

@@ -141,6 +141,10 @@ export function runObjects(iso: RunNames, o: ScenarioObjects): RunObjects {
         ...(b.minAvailable !== undefined ? { minAvailable: b.minAvailable } : {}),
         ...(b.maxUnavailable !== undefined ? { maxUnavailable: b.maxUnavailable } : {}),
       },
+      // Create drops a status: RunObjectsLifecycle.waitBudgets writes this one after the controller's.
+      ...(b.disruptedPods?.length
+        ? { status: { disruptedPods: Object.fromEntries(b.disruptedPods.map((p) => [p, new Date(0)])) } }
+        : {}),
     })),
     services: (o.services ?? []).map((svc) => ({
       apiVersion: 'v1',

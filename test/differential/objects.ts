@@ -7,7 +7,9 @@ import {
   PolicyV1Api,
   SchedulingV1Api,
   StorageV1Api,
+  type V1PodDisruptionBudget,
 } from '@kubernetes/client-node';
+import { isApiException } from '../cluster/nodes.js';
 import { startTestProvisioner, type TestProvisioner } from '../fixtures/provisioner.js';
 import type { RunObjects } from './isolate-objects.js';
 import { selectorMatches } from './semantics.js';
@@ -89,25 +91,60 @@ export class RunObjectsLifecycle {
 
   /**
    * Each budget's status counts every running pod it selects: DefaultPreemption reads
-   * status.disruptionsAllowed, which the disruption controller computes after the pods exist.
+   * status.disruptionsAllowed, which the disruption controller computes after the pods exist. Then a
+   * budget's disruptedPods are written (as the eviction API does) and the controller's recount awaited.
    */
   async waitBudgets(): Promise<void> {
     for (const b of this.objects.budgets) {
-      const name = b.metadata?.name as string;
-      const namespace = b.metadata?.namespace as string;
-      await this.poll(`PodDisruptionBudget ${namespace}/${name} observed`, 60_000, async () => {
-        const [got, pods] = await Promise.all([
-          this.policy.readNamespacedPodDisruptionBudget({ name, namespace }),
-          this.core.listNamespacedPod({ namespace }),
-        ]);
-        const selected = pods.items.filter(
-          (p) => p.status?.phase === 'Running' && selectorMatches(b.spec?.selector, p.metadata?.labels),
-        ).length;
-        const s = got.status;
-        const observed = (s?.observedGeneration ?? 0) >= (got.metadata?.generation ?? 1);
-        return observed && s?.expectedPods === selected && s?.currentHealthy === selected ? true : undefined;
-      });
+      await this.waitBudgetCounted(b, 0);
+      const disrupted = Object.keys(b.status?.disruptedPods ?? {});
+      if (disrupted.length === 0) continue;
+      await this.markDisrupted(b, disrupted);
+      await this.waitBudgetCounted(b, disrupted.length);
     }
+  }
+
+  /** Writes status.disruptedPods (now) over the controller's status; retried on a conflict. */
+  private async markDisrupted(b: V1PodDisruptionBudget, pods: string[]): Promise<void> {
+    const name = b.metadata?.name as string;
+    const namespace = b.metadata?.namespace as string;
+    for (let attempt = 0; ; attempt++) {
+      const body = await this.policy.readNamespacedPodDisruptionBudgetStatus({ name, namespace });
+      const now = new Date();
+      body.status = {
+        ...(body.status as NonNullable<typeof body.status>),
+        disruptedPods: Object.fromEntries(pods.map((p) => [p, now])),
+      };
+      try {
+        await this.policy.replaceNamespacedPodDisruptionBudgetStatus({ name, namespace, body });
+        return;
+      } catch (err) {
+        if (!isApiException(err, 409) || attempt > 10) throw err;
+      }
+    }
+  }
+
+  /**
+   * The controller's status of `b` is current and counts every running pod it selects healthy but the
+   * `disrupted` ones, which it must list.
+   */
+  private async waitBudgetCounted(b: V1PodDisruptionBudget, disrupted: number): Promise<void> {
+    const name = b.metadata?.name as string;
+    const namespace = b.metadata?.namespace as string;
+    await this.poll(`PodDisruptionBudget ${namespace}/${name} observed`, 60_000, async () => {
+      const [got, pods] = await Promise.all([
+        this.policy.readNamespacedPodDisruptionBudget({ name, namespace }),
+        this.core.listNamespacedPod({ namespace }),
+      ]);
+      const selected = pods.items.filter(
+        (p) => p.status?.phase === 'Running' && selectorMatches(b.spec?.selector, p.metadata?.labels),
+      ).length;
+      const s = got.status;
+      const observed = (s?.observedGeneration ?? 0) >= (got.metadata?.generation ?? 1);
+      const listed = Object.keys(s?.disruptedPods ?? {}).length === disrupted;
+      const counted = s?.expectedPods === selected && s?.currentHealthy === selected - disrupted;
+      return observed && listed && counted ? true : undefined;
+    });
   }
 
   /** The provisioner's errors (a run reports them). */

@@ -138,6 +138,12 @@ export interface DisruptionBudgetDef {
   matchLabels: Record<string, string>;
   minAvailable?: number;
   maxUnavailable?: number;
+  /**
+   * Existing pods whose eviction the API server has admitted but which are not deleted yet
+   * (status.disruptedPods): written once the disruption controller has counted every pod healthy; it
+   * keeps them off the healthy count for two minutes (DeletionTimeout).
+   */
+  disruptedPods?: string[];
 }
 
 /** A CSINode for a logical node: attachable volumes per driver (NodeVolumeLimits). */

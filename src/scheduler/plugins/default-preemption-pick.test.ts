@@ -96,6 +96,17 @@ describe('victim helpers', () => {
     expect(rest.map((i) => i.pod.name)).toEqual(['x1', 'y', 'z']);
   });
 
+  it.each([
+    { what: 'a pod in status.disruptedPods takes nothing from the budget', disrupted: ['x1'], want: ['x3'] },
+    { what: 'nor does it shield the others', disrupted: ['x2'], want: ['x3'] },
+    { what: 'without it, the budget of 1 runs out at the second pod', disrupted: [], want: ['x2', 'x3'] },
+  ])('$what', ({ disrupted, want }) => {
+    const items = ['x1', 'x2', 'x3'].map((name) => ({ pod: pod(name, { labels: { app: 'x' } }) }));
+    const budget = { ...pdb('x', 'x', 1), ...(disrupted.length ? { disruptedPods: disrupted } : {}) };
+    const [violating] = splitByBudgets(items, [budget]);
+    expect(violating.map((i) => i.pod.name)).toEqual(want);
+  });
+
   it('takes victims off a requests-based load, leaves a measured one alone', () => {
     const n = node('n', { cpu: '4' });
     const pods = [bound('a', 'n', '1', 1), bound('b', 'n', '1', 1)];

@@ -10,7 +10,8 @@
  *
  * A pod's PDBs: same namespace, a non-empty selector matching its labels; walking the sorted list, each
  * match takes one of the budget's status.disruptionsAllowed, and a pod is violating when a budget goes
- * below 0 (upstream's filterPodsWithPDBViolation; status.disruptedPods is not read).
+ * below 0 (upstream's filterPodsWithPDBViolation). A pod in the budget's status.disruptedPods takes
+ * nothing: its eviction was already admitted, and the disruption controller has taken it off the budget.
  *
  * The node's load during the dry run: requests-based load minus the removed pods' requests (so a rule's
  * maxCPU/maxMemory is checked with them gone); a measured load stays as it is — their usage is unknown
@@ -62,7 +63,7 @@ export function splitByBudgets<T extends { pod: PodInfo }>(
   for (const item of pods) {
     let violated = false;
     pdbs.forEach((b, i) => {
-      if (!budgetCovers(b, item.pod)) return;
+      if (!budgetCovers(b, item.pod) || b.disruptedPods?.includes(item.pod.name)) return;
       allowed[i] = (allowed[i] as number) - 1;
       if ((allowed[i] as number) < 0) violated = true;
     });

@@ -103,6 +103,28 @@ export const preemptionScenarios: Scenario[] = [
     expect: { unschedulable: [], placements: { high: ['n2'] }, victims: ['free'] },
   },
   {
+    name: "a pod in a budget's disruptedPods takes nothing more from it",
+    area: 'DefaultPreemption',
+    description:
+      "guarded-a (n1) is in the budget's status.disruptedPods (its eviction was admitted), so the " +
+      'controller counts only guarded-b healthy and allows 0 disruptions. Evicting guarded-a violates ' +
+      'nothing; evicting guarded-b would. n1 wins although its victim has the higher priority.',
+    orderIndependent: true,
+    nodes: [node('n1'), node('n2')],
+    objects: {
+      priorityClasses: CLASSES,
+      podDisruptionBudgets: [
+        { name: 'guard', matchLabels: { app: 'guarded' }, minAvailable: 1, disruptedPods: ['guarded-a'] },
+      ],
+    },
+    existingPods: [
+      existing('guarded-a', 'n1', { ...cpu('3'), labels: { app: 'guarded' }, spec: prio('lower-mid') }),
+      existing('guarded-b', 'n2', { ...cpu('3'), labels: { app: 'guarded' }, spec: prio('low') }),
+    ],
+    pods: [pod('high', { ...cpu('2'), spec: prio('high') })],
+    expect: { unschedulable: [], placements: { high: ['n1'] }, victims: ['guarded-a'] },
+  },
+  {
     name: 'a PodDisruptionBudget is violated when nothing else helps',
     area: 'DefaultPreemption',
     description:
