@@ -1,10 +1,13 @@
 // Table tests of the volume and preemption checks: hand-built final states and what must be reported.
 import type {
+  V1CSIDriver,
   V1CSINode,
+  V1CSIStorageCapacity,
   V1Node,
   V1PersistentVolume,
   V1PersistentVolumeClaim,
   V1Pod,
+  V1StorageClass,
   V1VolumeAttachment,
 } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
@@ -69,6 +72,41 @@ const attachment = (nodeName: string, attacher: string, volume: string): V1Volum
 });
 
 const scheduled = (x: V1Pod) => !x.metadata?.name?.startsWith('old');
+
+/** A 5Gi claim of class `fast` the scheduler provisioned for `selectedNode`, bound to `v`. */
+const provisioned = (name: string, selectedNode: string): V1PersistentVolumeClaim => {
+  const c = claim(name, 'v');
+  return {
+    ...c,
+    metadata: { ...c.metadata, annotations: { 'volume.kubernetes.io/selected-node': selectedNode } },
+    spec: { ...c.spec, storageClassName: 'fast', resources: { requests: { storage: '5Gi' } } },
+  };
+};
+const fast: V1StorageClass = { metadata: { name: 'fast' }, provisioner: 'd' };
+const tracking = (storageCapacity: boolean): V1CSIDriver => ({
+  metadata: { name: 'd' },
+  spec: { storageCapacity },
+});
+const capacity = (
+  onNode: string,
+  size: string,
+  o: { maximumVolumeSize?: string; storageClassName?: string } = {},
+): V1CSIStorageCapacity => ({
+  metadata: { name: `${onNode}-${size}` },
+  storageClassName: o.storageClassName ?? 'fast',
+  nodeTopology: { matchLabels: { [HOSTNAME]: onNode } },
+  capacity: size,
+  ...(o.maximumVolumeSize ? { maximumVolumeSize: o.maximumVolumeSize } : {}),
+});
+/** A pod on n1 whose 5Gi claim was provisioned there, with these capacities (and a tracking driver). */
+const onCapacities = (caps: V1CSIStorageCapacity[], driver = tracking(true)): Partial<ClusterSnapshot> => ({
+  pods: [p('a', 'n1', ['c'])],
+  claims: [provisioned('c', 'n1')],
+  volumes: [pv('v', { node: 'n1' })],
+  storageClasses: [fast],
+  csiDrivers: [driver],
+  storageCapacities: caps,
+});
 
 function volumes(s: Partial<ClusterSnapshot>): string[] {
   const snap: ClusterSnapshot = { nodes: [node('n1'), node('n2', 'b')], namespaces: [], pods: [], ...s };
@@ -171,6 +209,30 @@ describe('checkVolumes', () => {
         claims: [claim('c1', 'v1'), claim('c2', 'vol-2')],
         volumes: [pv('v1', { ebs: 'aws://us-east-1a/vol-2' }), pv('vol-2', { driver: 'ebs.csi.aws.com' })],
         csiNodes: [csiNode('n1', 'ebs.csi.aws.com', 1)],
+      },
+      [],
+    ],
+    ["a provisioned claim the node's capacity holds", onCapacities([capacity('n1', '10Gi')]), []],
+    [
+      "a provisioned claim no capacity on its node holds (another node's, another class's, too small)",
+      onCapacities([
+        capacity('n2', '10Gi'),
+        capacity('n1', '10Gi', { storageClassName: 'slow' }),
+        capacity('n1', '1Gi'),
+      ]),
+      ['VolumeBinding ns/a'],
+    ],
+    [
+      'maximumVolumeSize, when set, is the limit rather than capacity',
+      onCapacities([capacity('n1', '10Gi', { maximumVolumeSize: '4Gi' })]),
+      ['VolumeBinding ns/a'],
+    ],
+    ['a driver that does not track capacity is not checked', onCapacities([], tracking(false)), []],
+    [
+      'a claim bound to an existing PV (not provisioned) is not checked',
+      {
+        ...onCapacities([]),
+        claims: [{ ...provisioned('c', 'n1'), metadata: { name: 'c', namespace: 'ns' } }],
       },
       [],
     ],

@@ -1,7 +1,10 @@
 // The independent checker, continued (see checker.ts): volumes and preemption, from the API semantics.
 // Imports nothing from src/. Sound on final states:
 //  * VolumeBinding: every claim of a scheduled pod exists and is Bound, and its PV's required node
-//    affinity matches the pod's node (the scheduler binds or provisions claims before the pod);
+//    affinity matches the pod's node (the scheduler binds or provisions claims before the pod); a claim
+//    provisioned for the pod's node (`volume.kubernetes.io/selected-node`) by a CSIDriver with
+//    storageCapacity: true had a CSIStorageCapacity of its class whose nodeTopology selects the node and
+//    whose maximumVolumeSize (else capacity) holds the claim's request (the run's capacities are fixed);
 //  * VolumeZone: the PV's zone/region labels (a `__`-separated list is a set) contain the node's value;
 //  * VolumeRestrictions: a ReadWriteOncePod claim is used by at most one live pod;
 //  * NodeVolumeLimits: the unique volumes of a CSI driver on a node (its pods' and its VolumeAttachments')
@@ -9,9 +12,9 @@
 //    (CSI migration: csi-translation-lib's `aws://zone/vol-x` → `vol-x`);
 //  * DefaultPreemption: every existing pod that was deleted had a lower priority than a scheduled pod,
 //    allowed to preempt, that is bound or nominated on the victim's node.
-import type { V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { type ClusterSnapshot, isActive, podKey, type Violation } from './checker.js';
-import { termMatches } from './semantics.js';
+import { milli, selectorMatches, termMatches } from './semantics.js';
 
 const ZONE_LABELS = [
   'topology.kubernetes.io/zone',
@@ -28,6 +31,36 @@ function csiOf(pv: V1PersistentVolume | undefined): { driver: string; handle: st
   const ebs = pv?.spec?.awsElasticBlockStore?.volumeID;
   if (!ebs) return undefined;
   return { driver: EBS_CSI_DRIVER, handle: ebs.startsWith('aws://') ? (ebs.split('/').pop() ?? ebs) : ebs };
+}
+
+const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
+
+/**
+ * Why provisioning `claim` for `node` had no room, or undefined: only claims provisioned there, by a
+ * CSIDriver that opts into capacity tracking, with a storage request.
+ */
+function capacityShortfall(
+  snap: ClusterSnapshot,
+  claim: V1PersistentVolumeClaim,
+  node: V1Node,
+): string | undefined {
+  const request = claim.spec?.resources?.requests?.['storage'];
+  if (!claim.metadata?.annotations?.[SELECTED_NODE] || request === undefined) return undefined;
+  const className = claim.spec?.storageClassName;
+  const sc = (snap.storageClasses ?? []).find((c) => c.metadata?.name === className);
+  const driver = (snap.csiDrivers ?? []).find((d) => d.metadata?.name === sc?.provisioner);
+  if (!sc || driver?.spec?.storageCapacity !== true) return undefined;
+  const need = milli(request);
+  const fits = (snap.storageCapacities ?? []).some((c) => {
+    const limit = c.maximumVolumeSize ?? c.capacity;
+    return (
+      c.storageClassName === className &&
+      limit !== undefined &&
+      milli(limit) >= need &&
+      selectorMatches(c.nodeTopology, node.metadata?.labels)
+    );
+  });
+  return fits ? undefined : `no CSIStorageCapacity of class ${className} on the node holds ${request}`;
 }
 
 const claimNames = (p: V1Pod): string[] =>
@@ -62,6 +95,8 @@ export function checkVolumes(snap: ClusterSnapshot, scheduled: (p: V1Pod) => boo
         v('VolumeBinding', `claim ${name} is not bound (${claim.status?.phase ?? 'no phase'})`);
         continue;
       }
+      const shortfall = capacityShortfall(snap, claim, node);
+      if (shortfall) v('VolumeBinding', `claim ${name}: ${shortfall}`);
       const terms = pv.spec?.nodeAffinity?.required?.nodeSelectorTerms;
       if (terms && !terms.some((t) => termMatches(t, node)))
         v('VolumeBinding', `volume ${pv.metadata?.name} node affinity does not match the node`);

@@ -14,13 +14,16 @@
 //    ≤ maxSkew (minimum 0 when fewer domains than minDomains), counting as kube-scheduler does. Later pods
 //    matching the selector could only break this if they lacked the constraint: scenarios avoid that.
 import type {
+  V1CSIDriver,
   V1CSINode,
+  V1CSIStorageCapacity,
   V1Namespace,
   V1Node,
   V1PersistentVolume,
   V1PersistentVolumeClaim,
   V1Pod,
   V1PodAffinityTerm,
+  V1StorageClass,
   V1TopologySpreadConstraint,
   V1VolumeAttachment,
 } from '@kubernetes/client-node';
@@ -45,6 +48,10 @@ export interface ClusterSnapshot {
   csiNodes?: V1CSINode[];
   /** The run's VolumeAttachments (their PVs are in `volumes`). */
   volumeAttachments?: V1VolumeAttachment[];
+  /** The run's StorageClasses, CSIDrivers and CSIStorageCapacities (fixed while a run lasts). */
+  storageClasses?: V1StorageClass[];
+  csiDrivers?: V1CSIDriver[];
+  storageCapacities?: V1CSIStorageCapacity[];
 }
 
 export interface Violation {

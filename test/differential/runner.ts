@@ -247,6 +247,12 @@ class Run {
   async snapshot(): Promise<ClusterSnapshot> {
     const selector = `${RUN_LABEL}=${this.plan.runId}`;
     const storage = this.env.kubeConfig.makeApiClient(StorageV1Api);
+    const byRun = { labelSelector: selector };
+    const [classes, drivers, capacities] = await Promise.all([
+      storage.listStorageClass(byRun),
+      storage.listCSIDriver(byRun),
+      storage.listCSIStorageCapacityForAllNamespaces(byRun),
+    ]);
     const [nodes, namespaces, pods, claims, volumes, csiNodes, attachments] = await Promise.all([
       this.core.listNode({ labelSelector: selector }),
       this.core.listNamespace({ labelSelector: selector }),
@@ -273,6 +279,9 @@ class Run {
       claims: claimList,
       volumes: volumes.items.filter((v) => used.has(v.metadata?.name)),
       csiNodes: csiNodes.items,
+      storageClasses: classes.items,
+      csiDrivers: drivers.items,
+      storageCapacities: capacities.items,
       volumeAttachments: attachments.items,
     };
   }
