@@ -8,6 +8,12 @@ export interface QualityOptions {
   churnSeconds: number;
   /** Usage of a placed pod = its requests × factor. */
   factor: number;
+  /**
+   * 0: every sample is published at once, the placement at its time (window 2 s). Otherwise samples
+   * are published as metrics-server scrapes: every `scrapeSeconds`, each a rate over the window of that
+   * length ending at it (a pod bound within it shows the part of the window it ran).
+   */
+  scrapeSeconds?: number;
 }
 
 /** The rule's thresholds, and the line "nodes over" counts against. */
@@ -75,7 +81,8 @@ export function qualityReport(r: QualityResults): BenchReport {
     String(pend),
     String(viol),
   ];
-  const size = `${fmt.int(opts.nodes)} nodes`;
+  const lag = opts.scrapeSeconds ?? 0;
+  const size = `${fmt.int(opts.nodes)} nodes${lag > 0 ? `, metrics scraped every ${lag} s` : ''}`;
   const table = [
     markdownTable(
       [
@@ -129,12 +136,17 @@ export function qualityReport(r: QualityResults): BenchReport {
     ),
   ].join('\n');
   return {
-    title: `Placement quality at ${size} per pool: what load-awareness buys`,
+    title: `Placement quality at ${size} per pool: what load-awareness buys${lag > 0 ? ' when usage lags' : ''}`,
     setup:
       `${fmt.int(opts.nodes)} KWOK nodes per pool (8 CPU / 32 GiB); 3 in 10 busy with usage their requests do not ` +
       `show (65 % CPU, 55 % memory), the rest at 10 % / 15 %, served through metrics.k8s.io behind the real ` +
       `aggregator; ${fmt.int(opts.pods)} pods per pool (250m–1 CPU, 512Mi–3Gi) in ${r.waves} waves; usage = base + ` +
-      `requests × ${opts.factor} of the pods placed, refreshed every 2 s (nodeload polls metrics every 2 s); then ` +
+      `requests × ${opts.factor} of the pods placed, ` +
+      (lag > 0
+        ? `served as metrics-server does: a sample every ${lag} s, a rate over the ${lag} s window ending at it ` +
+          `(a pod bound within it shows the fraction of the window it ran, so usage lags placement by up to ` +
+          `${lag} s; nodeload counts such pods at their estimate, by the sample's window, and polls every 2 s); then `
+        : 'refreshed every 2 s (nodeload polls metrics every 2 s); then ') +
       `${opts.churnSeconds} s of churn, a tenth of each pool's pods replaced every round.`,
     table,
     ratios: [

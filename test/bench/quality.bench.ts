@@ -9,7 +9,12 @@
 // Pending, and for nodeload the rule violations (a node over the rule's threshold by usage that got a
 // pod while over it — must be 0).
 //
+// With --scrape-seconds S, usage is served as metrics-server serves it: a sample every S seconds, each a
+// rate over the S seconds before it, so a pod bound within the window shows only the part it ran there —
+// usage lags placement, and only the estimate of recent pods stands between a burst and one node.
+//
 //   npx tsx test/bench/quality.bench.ts [--nodes 100] [--pods 300] [--churn-seconds 120] [--factor 0.8]
+//                                       [--scrape-seconds 15]
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -80,15 +85,32 @@ interface Usage {
   memoryPercent: number;
 }
 
-function usageOf(pool: PoolState, pods: V1Pod[], factor: number): Usage[] {
+/** When the pod was bound (its PodScheduled condition, to the second), in ms; 0 when unknown. */
+function boundAt(p: V1Pod): number {
+  const c = p.status?.conditions?.find((x) => x.type === 'PodScheduled' && x.status === 'True');
+  const t = c?.lastTransitionTime ? new Date(c.lastTransitionTime).getTime() : 0;
+  return Number.isFinite(t) ? t : 0;
+}
+
+/**
+ * Each node's usage: its base plus its pods' requests × factor. With `window` (ms) the usage is a rate
+ * over the window ending `at`: a pod bound within it counts for the fraction of the window it ran.
+ */
+function usageOf(
+  pool: PoolState,
+  pods: V1Pod[],
+  factor: number,
+  window?: { at: number; ms: number },
+): Usage[] {
   const req = new Map<string, { cpu: number; mem: number }>();
   for (const p of pods) {
     const node = p.spec?.nodeName;
     if (!node || p.metadata?.deletionTimestamp) continue;
     const r = p.spec?.containers[0]?.resources?.requests ?? {};
+    const ran = window ? Math.min(1, Math.max(0, (window.at - boundAt(p)) / window.ms)) : 1;
     const cur = req.get(node) ?? { cpu: 0, mem: 0 };
-    cur.cpu += cpuMilli(r['cpu']);
-    cur.mem += bytes(r['memory']);
+    cur.cpu += cpuMilli(r['cpu']) * ran;
+    cur.mem += bytes(r['memory']) * ran;
     req.set(node, cur);
   }
   return pool.nodes.map((node) => {
@@ -173,7 +195,11 @@ export async function runQualityBench(opts: QualityOptions): Promise<BenchReport
     // covers exactly the pods bound after it (as with metrics-server's scrape time).
     // Seconds since the churn began, for the per-minute table (0 before it).
     let churnStart = Number.NaN;
+    const scrapeMs = (opts.scrapeSeconds ?? 0) * 1000;
+    let scrapedAt = Number.NEGATIVE_INFINITY;
     const sample = async (record: boolean) => {
+      const scrape = scrapeMs === 0 || Date.now() - scrapedAt >= scrapeMs;
+      if (scrape) scrapedAt = Date.now();
       for (const pool of Object.values(pools)) {
         const takenAt = new Date();
         const pods = await listPods(pool);
@@ -192,7 +218,11 @@ export async function runQualityBench(opts: QualityOptions): Promise<BenchReport
         }
         pool.lastPods = now;
         pool.lastUsage = new Map(usage.map((u) => [u.node, u]));
-        for (const u of usage) {
+        // Without a scrape interval the usage served is the placement at the sample's time, not a rate
+        // over metrics-server's 20 s: window 2 s. With one, it is the rate over the interval.
+        const served =
+          scrapeMs > 0 ? usageOf(pool, pods, opts.factor, { at: takenAt.getTime(), ms: scrapeMs }) : usage;
+        for (const u of scrape ? served : []) {
           metrics?.setUsage(
             u.node,
             {
@@ -200,8 +230,7 @@ export async function runQualityBench(opts: QualityOptions): Promise<BenchReport
               memory: String(Math.round((u.memoryPercent * NODE_MEMORY) / 100)),
             },
             takenAt,
-            // The usage is the placement at the sample's time, not a rate over metrics-server's 20 s.
-            '2s',
+            scrapeMs > 0 ? `${opts.scrapeSeconds}s` : '2s',
           );
         }
         if (record)
@@ -353,6 +382,7 @@ if (isMain(import.meta.url)) {
       pods: { type: 'string', default: '300' },
       'churn-seconds': { type: 'string', default: '120' },
       factor: { type: 'string', default: '0.8' },
+      'scrape-seconds': { type: 'string', default: '0' },
     },
   });
   const report = await runQualityBench({
@@ -360,6 +390,7 @@ if (isMain(import.meta.url)) {
     pods: Number(values.pods),
     churnSeconds: Number(values['churn-seconds']),
     factor: Number(values.factor),
+    scrapeSeconds: Number(values['scrape-seconds']),
   });
   log(renderReport(report));
 }
