@@ -12,10 +12,9 @@ import {
   type FilterLimit,
   type PreFiltered,
   type Profile,
-  type RankedNode,
   runFilters,
-  runScores,
 } from './framework/runtime.js';
+import { type RankedNode, runScores } from './framework/runtime-score.js';
 import { numFeasibleNodesToFind } from './framework/sampling.js';
 import type { NodeSnapshot, Snapshot } from './framework/snapshot.js';
 import type { CycleContext, CycleState } from './framework/types.js';

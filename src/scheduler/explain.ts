@@ -3,7 +3,7 @@
  * numbers behind it, plus the kube-scheduler-style messages ("0/12 nodes are available: ...").
  */
 import type { NodeLoadRule } from '../rules/types.js';
-import { type RankedNode, rankedRow } from './framework/runtime.js';
+import { type RankedNode, rankedRow } from './framework/runtime-score.js';
 import {
   type FilterReason,
   type NodeVerdict,

@@ -27,7 +27,7 @@ import {
   scheduledMessage,
   unschedulableMessage,
 } from './explain.js';
-import type { RankedNode } from './framework/runtime.js';
+import type { RankedNode } from './framework/runtime-score.js';
 import type { NodeVerdict } from './framework/verdict.js';
 import { acquireToken, type TokenBucket } from './ratelimit.js';
 

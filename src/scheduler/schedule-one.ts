@@ -14,7 +14,7 @@ import type { SchedulerApi } from './binder.js';
 import { type CycleSources, runCycle } from './cycle.js';
 import type { DecisionBase, DecisionRecorder } from './decision-recorder.js';
 import { buildCandidates, decisionRules, unschedulableMessage, withKeyCandidates } from './explain.js';
-import { runReserve } from './framework/runtime.js';
+import { runReserve } from './framework/runtime-bind.js';
 import type { SchedulerMetrics } from './metrics.js';
 import { addVerdictFigures } from './plugins/verdict-figures.js';
 import type { Preemption } from './preemption.js';

@@ -3,15 +3,9 @@ import { DEFAULT_LOAD_OPTIONS } from '../../load/types.js';
 import { buildCandidates, unschedulableMessage } from '../explain.js';
 import { profileOf } from '../plugins/plugin.testing.js';
 import { node, pod, snapshotOf } from '../testing.js';
-import {
-  EVERY_REASON_MAX_NODES,
-  runFilters,
-  runPreBind,
-  runPreEnqueue,
-  runReserve,
-  runScores,
-  runUnreserve,
-} from './runtime.js';
+import { EVERY_REASON_MAX_NODES, runFilters, runPreEnqueue } from './runtime.js';
+import { runPreBind, runReserve, runUnreserve } from './runtime-bind.js';
+import { runScores } from './runtime-score.js';
 import type { AnyPlugin, CycleContext, CycleState } from './types.js';
 import { addReason, NO_REASONS, NO_RULE_CHECKS, primaryReasons } from './verdict.js';
 

@@ -2,8 +2,8 @@
  * Runs one profile's plugins over a cycle, as kube-scheduler's frameworkImpl does: PreFilter once,
  * Filter node by node (plugins in profile order, stopping at a node's first failing plugin as upstream's
  * RunFilterPlugins does, or every plugin where the explanation keeps every reason) until enough feasible
- * nodes are found (percentageOfNodesToScore, sampling.ts), PreScore on the feasible nodes, then each
- * Score plugin over all of them, NormalizeScore, × weight, summed.
+ * nodes are found (percentageOfNodesToScore, sampling.ts), and PostFilter when none is. Scoring the
+ * feasible nodes is runtime-score.ts; Reserve, Permit and the binding cycle's points runtime-bind.ts.
  */
 import { podKey } from '../../cluster/model.js';
 import { withPod } from '../../load/model.js';
@@ -27,7 +27,7 @@ import {
   type ReservePlugin,
   type ScorePlugin,
 } from './types.js';
-import { NO_REASONS, NO_RULE_CHECKS, type NodeVerdict, type ScoreContribution } from './verdict.js';
+import { NO_REASONS, NO_RULE_CHECKS, type NodeVerdict } from './verdict.js';
 
 export interface WeightedScorePlugin {
   plugin: ScorePlugin;
@@ -49,69 +49,6 @@ export interface Profile {
   permit: PermitPlugin[];
   preBind: PreBindPlugin[];
   postBind: PostBindPlugin[];
-}
-
-export interface RankedNode {
-  node: string;
-  /** Σ weight × normalized score. */
-  score: number;
-  /** Each Score plugin's part (built when first read: most cycles' explanations never read most nodes'). */
-  readonly scores: ScoreContribution[];
-}
-
-/**
- * A ranked node whose per-plugin scores, total and name live in one table for the whole cycle: runScores
- * allocates no object per node × plugin (at 1,000 nodes and 8 Score plugins that was 8,000 per cycle),
- * and an entry is two references and the parts once read (with its own name and total, and the total's
- * boxed double, it was 80 bytes per feasible node: 32 KiB per pod at 1,000 nodes).
- */
-class RankedEntry implements RankedNode {
-  private built: ScoreContribution[] | undefined = undefined;
-  constructor(
-    /** The node's index in the feasible list runScores ranked. */
-    readonly row: number,
-    private readonly table: ScoreTable,
-  ) {}
-
-  get node(): string {
-    return (this.table.nodes[this.row] as NodeSnapshot).name;
-  }
-
-  get score(): number {
-    return this.table.totals[this.row] as number;
-  }
-
-  get scores(): ScoreContribution[] {
-    if (!this.built) {
-      const { plugins, values } = this.table;
-      const base = this.row * plugins.length;
-      this.built = plugins.map((p, j) => ({
-        plugin: p.name,
-        weight: p.weight,
-        score: values[base + j] as number,
-      }));
-    }
-    return this.built;
-  }
-
-  toJSON(): { node: string; score: number; scores: ScoreContribution[] } {
-    return { node: this.node, score: this.score, scores: this.scores };
-  }
-}
-
-/** A node's index in the feasible list runScores ranked, when `r` is one of its entries. */
-export function rankedRow(r: RankedNode): number | undefined {
-  return r instanceof RankedEntry ? r.row : undefined;
-}
-
-interface ScoreTable {
-  /** The feasible nodes, by row. */
-  nodes: readonly NodeSnapshot[];
-  plugins: { name: string; weight: number }[];
-  /** Row per feasible node, column per plugin that ran: its normalized score. */
-  values: Float64Array;
-  /** Row per feasible node: Σ weight × normalized score. */
-  totals: Float64Array;
 }
 
 export interface FilterOutcome {
@@ -379,116 +316,4 @@ export function runPostFilter(
     last = r ?? last;
   }
   return last;
-}
-
-function byScoreThenName(a: RankedNode, b: RankedNode): number {
-  // -1 / 1, not b.score - a.score: a fractional difference is a heap number the sort's call boxes, one
-  // per comparison (~4,000 a cycle at 420 feasible nodes: 28 KiB per pod in the allocation profile).
-  if (a.score !== b.score) return a.score > b.score ? -1 : 1;
-  return a.node < b.node ? -1 : a.node > b.node ? 1 : 0;
-}
-
-let rawScratch = new Float64Array(0);
-
-/**
- * One Score plugin's raw scores before normalising, a column at a time: a view of one buffer kept between
- * cycles (runScores is synchronous and never nested), grown as needed, instead of a new one per cycle.
- */
-function rawScores(count: number): Float64Array {
-  if (rawScratch.length < count) rawScratch = new Float64Array(Math.max(count, 2 * rawScratch.length));
-  return rawScratch.subarray(0, count);
-}
-
-/** Scores of the feasible nodes, best first (ties by node name, so the same state yields the same choice). */
-export function runScores(
-  profile: Profile,
-  state: CycleState,
-  ctx: CycleContext,
-  feasible: readonly NodeSnapshot[],
-): RankedNode[] {
-  if (feasible.length === 0) return [];
-  for (const p of profile.preScore) {
-    if (p.preScore(state, ctx, feasible) === 'skip') state.skipScore.add(p.name);
-  }
-  const active = profile.score.filter((e) => !state.skipScore.has(e.plugin.name) && e.weight !== 0);
-  const table: ScoreTable = {
-    nodes: feasible,
-    plugins: active.map((e) => ({ name: e.plugin.name, weight: e.weight })),
-    values: new Float64Array(feasible.length * active.length),
-    totals: new Float64Array(feasible.length),
-  };
-  const ranked: RankedNode[] = new Array(feasible.length);
-  for (let i = 0; i < feasible.length; i++) ranked[i] = new RankedEntry(i, table);
-  const raw = rawScores(feasible.length);
-  const { values, totals } = table;
-  const columns = active.length;
-  // Indexed loops, not forEach with a destructuring callback: this runs for every feasible node of every
-  // cycle, and the callback's frame and destructuring showed in the gateway's CPU profile.
-  for (let j = 0; j < columns; j++) {
-    const { plugin, weight } = active[j] as WeightedScorePlugin;
-    for (let i = 0; i < feasible.length; i++) raw[i] = plugin.score(state, ctx, feasible[i] as NodeSnapshot);
-    plugin.normalizeScore?.(state, ctx, raw);
-    for (let i = 0; i < feasible.length; i++) {
-      const s = raw[i] as number;
-      values[i * columns + j] = s;
-      totals[i] = (totals[i] as number) + s * weight;
-    }
-  }
-  return ranked.sort(byScoreThenName);
-}
-
-/** Reserve in order; on a refusal, Unreserve everything reserved so far and return why. */
-export function runReserve(
-  profile: Profile,
-  state: CycleState,
-  ctx: CycleContext,
-  node: string,
-): string | undefined {
-  for (let i = 0; i < profile.reserve.length; i++) {
-    const why = profile.reserve[i]?.reserve(state, ctx, node);
-    if (why) {
-      for (let j = i; j >= 0; j--) profile.reserve[j]?.unreserve(state, ctx, node);
-      return why;
-    }
-  }
-  for (const p of profile.permit) {
-    const why = p.permit(state, ctx, node);
-    if (why) {
-      runUnreserve(profile, state, ctx, node);
-      return why;
-    }
-  }
-  return undefined;
-}
-
-export function runUnreserve(profile: Profile, state: CycleState, ctx: CycleContext, node: string): void {
-  for (let j = profile.reserve.length - 1; j >= 0; j--) profile.reserve[j]?.unreserve(state, ctx, node);
-}
-
-/** RunPreBindPreFlights: whether any PreBind plugin will do work for the pod on `node`. */
-export function preBindHasWork(
-  profile: Profile,
-  state: CycleState,
-  ctx: CycleContext,
-  node: string,
-): boolean {
-  return profile.preBind.some((p) => p.preBindPreFlight?.(state, ctx, node) === true);
-}
-
-export async function runPreBind(
-  profile: Profile,
-  state: CycleState,
-  ctx: CycleContext,
-  node: string,
-  signal: AbortSignal,
-): Promise<string | undefined> {
-  for (const p of profile.preBind) {
-    const why = await p.preBind(state, ctx, node, signal);
-    if (why) return `${p.name}: ${why}`;
-  }
-  return undefined;
-}
-
-export function runPostBind(profile: Profile, state: CycleState, ctx: CycleContext, node: string): void {
-  for (const p of profile.postBind) p.postBind(state, ctx, node);
 }

@@ -9,7 +9,8 @@
 import { describe, expect, it } from 'vitest';
 import { toNodeInfo, toPodInfo } from '../../cluster/convert.js';
 import type { NodeInfo, PodInfo } from '../../cluster/model.js';
-import { runFilters, runScores } from '../framework/runtime.js';
+import { runFilters } from '../framework/runtime.js';
+import { runScores } from '../framework/runtime-score.js';
 import { type CycleContext, CycleState, type FilterReason } from '../framework/types.js';
 import type { NodeVerdict } from '../framework/verdict.js';
 import { cycleContext } from '../testing.js';
