@@ -11,7 +11,7 @@ import type {
   V1Toleration,
   V1TopologySpreadConstraint,
 } from '@kubernetes/client-node';
-import type { ExistingPodDef, NodeDef, PodDef } from './types.js';
+import type { ExistingPodDef, NodeDef, NodeImageDef, PodDef } from './types.js';
 
 export const ZONE = 'topology.kubernetes.io/zone';
 export const HOSTNAME = 'kubernetes.io/hostname';
@@ -28,6 +28,8 @@ export interface NodeOpts {
   unschedulable?: boolean;
   /** status.declaredFeatures. */
   declaredFeatures?: string[];
+  /** status.images. */
+  images?: NodeImageDef[];
 }
 
 export function node(name: string, o: NodeOpts = {}): NodeDef {
@@ -37,6 +39,7 @@ export function node(name: string, o: NodeOpts = {}): NodeDef {
     ...(o.taints ? { taints: o.taints } : {}),
     ...(o.unschedulable ? { unschedulable: true } : {}),
     ...(o.declaredFeatures ? { declaredFeatures: o.declaredFeatures } : {}),
+    ...(o.images ? { images: o.images } : {}),
     allocatable: {
       cpu: o.cpu ?? '4',
       memory: o.memory ?? '8Gi',

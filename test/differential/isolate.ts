@@ -263,6 +263,9 @@ export function planRun(scenario: Scenario, engine: Engine, runId: string): RunP
         capacity: { ...allocatable },
         allocatable: { ...allocatable },
         ...(n.declaredFeatures ? { declaredFeatures: [...n.declaredFeatures] } : {}),
+        ...(n.images
+          ? { images: n.images.map((i) => ({ names: [...i.names], sizeBytes: i.sizeBytes })) }
+          : {}),
       },
     };
   });

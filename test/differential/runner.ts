@@ -153,7 +153,8 @@ class Run {
   private async createNode(body: V1Node): Promise<void> {
     const name = body.metadata?.name as string;
     const created = await this.core.createNode({ body });
-    const statusOf = (n: V1Node) => JSON.stringify([n.status?.allocatable, n.status?.declaredFeatures ?? []]);
+    const statusOf = (n: V1Node) =>
+      JSON.stringify([n.status?.allocatable, n.status?.declaredFeatures ?? [], n.status?.images ?? []]);
     if (statusOf(created) === statusOf(body)) return;
     for (let attempt = 0; ; attempt++) {
       const current = await this.core.readNodeStatus({ name });
@@ -162,6 +163,7 @@ class Run {
         capacity: body.status?.capacity,
         allocatable: body.status?.allocatable,
         ...(body.status?.declaredFeatures ? { declaredFeatures: body.status.declaredFeatures } : {}),
+        ...(body.status?.images ? { images: body.status.images } : {}),
       };
       try {
         await this.core.replaceNodeStatus({ name, body: current });

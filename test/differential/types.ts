@@ -30,6 +30,13 @@ export interface NodeDef {
   unschedulable?: boolean;
   /** status.declaredFeatures (NodeDeclaredFeatures): what the node's kubelet says it supports. */
   declaredFeatures?: string[];
+  /** status.images (ImageLocality): the images the node's kubelet reports it holds. */
+  images?: NodeImageDef[];
+}
+
+export interface NodeImageDef {
+  names: string[];
+  sizeBytes: number;
 }
 
 export interface NamespaceDef {

@@ -1,4 +1,4 @@
-// NodeUnschedulable, NodeName and TaintToleration.
+// NodeUnschedulable, NodeName, TaintToleration, NodeDeclaredFeatures and ImageLocality.
 import { container, cpu, node, pod, taint, toleration } from '../build.js';
 import type { Scenario } from '../types.js';
 
@@ -142,7 +142,40 @@ export const nodeBasicsScenarios: Scenario[] = [
     ],
     expect: { unschedulable: ['restarts-all-on-old'], placements: { 'restarts-all': ['n-new'] } },
   },
+  {
+    name: "the node that holds the pod's image wins",
+    area: 'ImageLocality',
+    description:
+      "n2 reports the pod's 900 MiB image in status.images, n1 and n3 nothing; every other score ties. " +
+      'ImageLocality gives n2 ⌊100 × (900 MiB × 1/3 − 23 MiB) / (1000 MiB − 23 MiB)⌋ = 28 and the others 0, so n2.',
+    orderIndependent: true,
+    nodes: [node('n1'), node('n2', { images: [image('registry.invalid/big:1', 900)] }), node('n3')],
+    pods: [pod('app', { spec: { containers: [{ ...container('app'), image: 'registry.invalid/big:1' }] } })],
+    expect: { unschedulable: [], placements: { app: ['n2'] } },
+  },
+  {
+    name: "an init container's untagged image is found as :latest",
+    area: 'ImageLocality',
+    description:
+      "The pod's init container names registry.invalid/tools without a tag; n2 reports " +
+      'registry.invalid/tools:latest (as the kubelet names what it pulled), 900 MiB. Init containers count, ' +
+      'the name is compared as :latest, and the maximum is 1000 MiB per container (two here): n2 scores ' +
+      '⌊100 × (450 − 23) / (2000 − 23)⌋ = 21, n1 0.',
+    orderIndependent: true,
+    nodes: [node('n1'), node('n2', { images: [image('registry.invalid/tools:latest', 900)] })],
+    pods: [
+      pod('app', {
+        spec: { initContainers: [{ ...container('init'), image: 'registry.invalid/tools' }] },
+      }),
+    ],
+    expect: { unschedulable: [], placements: { app: ['n2'] } },
+  },
 ];
+
+/** An entry of a node's status.images. */
+function image(name: string, mebibytes: number) {
+  return { names: [name], sizeBytes: mebibytes * 1024 * 1024 };
+}
 
 /** A container that restarts all of the pod's containers when it exits with 42 (KEP-5532). */
 function restartsAll() {
