@@ -34,7 +34,7 @@ describe('unschedulableMessage', () => {
         reasons: [
           ...rejectedBy('VolumeBinding', ['persistentvolumeclaim "x" not found']),
           ...rejectedBy('VolumeRestrictions', [
-            'node has pod using PersistentVolumeClaim with the same name',
+            'node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod',
           ]),
         ],
         rules: [],

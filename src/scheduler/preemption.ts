@@ -65,6 +65,9 @@ export class Preemption {
   ): PreemptionOutcome {
     const result = runPostFilter(profile, pre, ctx, verdicts);
     if (!result) return {};
+    // Only a sentence (DynamicResources' alone, when the profile has no DefaultPreemption): no preemption ran.
+    if (result.explanation === undefined && result.nominatedNode === undefined)
+      return result.message ? { sentence: result.message } : {};
     const pod = ctx.pod;
     const node = result.nominatedNode;
     const victims = result.victims ?? [];

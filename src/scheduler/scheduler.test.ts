@@ -140,7 +140,7 @@ describe('Scheduler', () => {
     for (let i = 0; i < 4; i++) expect(requestedOn(cluster, `n${i}`)).toBe(4000);
     expect(new Set(api.binds.map((b) => b.pod)).size).toBe(16);
     expect(api.unschedulable[0]?.message).toBe(
-      '0/4 nodes are available: 4 Insufficient cpu. preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod.',
+      '0/4 nodes are available: 4 Insufficient cpu. no new claims to deallocate, preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod.',
     );
     expect(scheduler.status()).toMatchObject({ bound: 16, failed: 0, leader: true });
   });
@@ -162,7 +162,7 @@ describe('Scheduler', () => {
     expect(requestedOn(cluster, 'c')).toBe(0);
     const failed = scheduler.history.query({ result: 'unschedulable' }).items[0];
     expect(failed?.message).toBe(
-      '0/3 nodes are available: 1 node(s) not allowed by rule web, 2 node(s) exceed rule web cpu 50%. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.',
+      '0/3 nodes are available: 1 node(s) not allowed by rule web, 2 node(s) exceed rule web cpu 50%. no new claims to deallocate, preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.',
     );
     expect(failed?.candidates.find((c) => c.node === 'a')?.rules[0]).toMatchObject({
       rule: 'web',
@@ -247,7 +247,7 @@ describe('Scheduler', () => {
     cluster.upsertPod(pod('q', { cpu: '1' }));
     await until('q unschedulable', () => api.unschedulable.some((u) => u.pod === 'default/q'));
     expect(api.unschedulable.find((u) => u.pod === 'default/q')?.message).toBe(
-      '0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.',
+      '0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.',
     );
     // It had: the watch shows p bound; p is never bound a second time.
     const p = cluster.pods.get('default/p') as PodInfo;
@@ -366,7 +366,7 @@ describe('Scheduler', () => {
       () => api.binds.length === 3 && scheduler.status().queues.unschedulable === 2,
     );
     expect(api.unschedulable[0]?.message).toBe(
-      '0/1 nodes are available: 1 node(s) hit burst limit of rule web. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.',
+      '0/1 nodes are available: 1 node(s) hit burst limit of rule web. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.',
     );
   });
 

@@ -73,5 +73,21 @@ export function compareEngines(s: Scenario, kubeRun: RunOutcome, nodeloadRun: Ru
     out.push(
       `Unschedulable counts differ: kube-scheduler ${k.length} [${k.join(', ')}], nodeload ${n.length} [${n.join(', ')}]`,
     );
+  if (s.sameMessages) out.push(...messageDifferences(kubeRun.outcomes, nodeloadRun.outcomes));
+  return out;
+}
+
+/** A PodScheduled message with its numbers as '#' (node counts follow the shared cluster's size). */
+export const messageShape = (message: string): string => message.replace(/\d+/g, '#');
+
+function messageDifferences(kube: PodOutcome[], nodeload: PodOutcome[]): string[] {
+  const theirs = new Map(kube.map((o) => [o.pod, o.unschedulable?.message]));
+  const out: string[] = [];
+  for (const o of nodeload) {
+    const k = theirs.get(o.pod);
+    const n = o.unschedulable?.message;
+    if (k === undefined || n === undefined || messageShape(k) === messageShape(n)) continue;
+    out.push(`Messages of ${o.pod} differ: kube-scheduler "${k}", nodeload "${n}"`);
+  }
   return out;
 }

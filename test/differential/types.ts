@@ -240,6 +240,12 @@ export interface Scenario {
    * are then checked).
    */
   compare?: 'unschedulable-set' | 'unschedulable-count' | 'none';
+  /**
+   * true: a pod both engines leave Unschedulable must carry the same PodScheduled message, word for word
+   * (numbers aside: both count every node of the shared cluster, which other runs change) — the filter
+   * reasons and the PostFilter sentences a user reads in `kubectl describe`.
+   */
+  sameMessages?: boolean;
   nodes: NodeDef[];
   /** Extra namespaces (the `main` one always exists). */
   namespaces?: NamespaceDef[];

@@ -309,11 +309,16 @@ export function runPostFilter(
   const failed = new Map<string, readonly FilterReason[]>();
   for (const v of verdicts) if (!v.feasible) failed.set(v.node, v.reasons);
   const handle: PostFilterHandle = { dryRun: (c, node) => dryRun(pre, c, node) };
+  // As upstream's RunPostFilterPlugins: the first plugin that finds a node wins alone; otherwise every
+  // plugin's reasons, in order, joined by ", " (its Status.Message()), with the last plugin's result.
   let last: PostFilterResult | undefined;
+  const messages: string[] = [];
   for (const p of profile.postFilter) {
     const r = p.postFilter(pre.state, ctx, failed, handle);
     if (r?.nominatedNode) return r;
-    last = r ?? last;
+    if (!r) continue;
+    if (r.message) messages.push(r.message);
+    last = r;
   }
-  return last;
+  return last && messages.length > 1 ? { ...last, message: messages.join(', ') } : last;
 }

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceClassInfo } from '../../cluster/model.js';
-import { dynamicResources, ERR_DRA_EXTENDED_RESOURCE, ERR_RESOURCE_CLAIMS } from './dynamic-resources.js';
+import { runPostFilter } from '../framework/runtime.js';
+import { defaultPreemption } from './default-preemption.js';
+import {
+  dynamicResources,
+  ERR_DRA_EXTENDED_RESOURCE,
+  ERR_RESOURCE_CLAIMS,
+  NO_CLAIMS_TO_DEALLOCATE,
+  STILL_NOT_SCHEDULABLE,
+} from './dynamic-resources.js';
 import { nodeResourcesFit } from './node-resources-fit.js';
 import { container, cycleOf, profileOf, specNode, specPod, verdictOn } from './plugin.testing.js';
 
@@ -79,5 +87,51 @@ describe('DynamicResources + NodeResourcesFit: an extended resource a DeviceClas
       expect(v?.reasons[0]?.unresolvable).toBe(true);
       expect(v?.reasons[0]?.detail).toMatch(/DeviceClass gpu\.example\.com/);
     }
+  });
+});
+
+/**
+ * PostFilter: nodeload has no claim to free, and says what upstream's plugin says then; the runtime joins
+ * it with DefaultPreemption's sentence, in profile order, as upstream's RunPostFilterPlugins does.
+ */
+describe('DynamicResources PostFilter, joined with DefaultPreemption', () => {
+  const huge = container('c', { cpu: '64' });
+  it.each([
+    {
+      name: 'a pod without claims: nothing to deallocate',
+      pod: specPod('p', { containers: [huge] }),
+      preemption: true,
+      want: `${NO_CLAIMS_TO_DEALLOCATE}, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.`,
+    },
+    {
+      name: 'a DRA-backed extended resource: still not schedulable',
+      pod: specPod('p', { containers: [container('c', { cpu: '64', 'example.com/gpu': '1' })] }),
+      preemption: true,
+      want: `${STILL_NOT_SCHEDULABLE}, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.`,
+    },
+    {
+      name: 'a pod with claims: only preemption speaks',
+      pod: specPod('p', {
+        containers: [huge],
+        resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'g' }],
+      }),
+      preemption: true,
+      want: 'preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.',
+    },
+    {
+      name: 'without DefaultPreemption the sentence stands alone',
+      pod: specPod('p', { containers: [huge] }),
+      preemption: false,
+      want: NO_CLAIMS_TO_DEALLOCATE,
+    },
+  ])('$name', ({ pod, preemption, want }) => {
+    const profile = profileOf(
+      nodeResourcesFit({}, CLASSES),
+      dynamicResources(CLASSES),
+      ...(preemption ? [defaultPreemption({}, { random: () => 0 })] : []),
+    );
+    const cycle = cycleOf(profile, pod, { nodes: [without] });
+    expect(cycle.ranked).toEqual([]);
+    expect(runPostFilter(profile, cycle.pre, cycle.ctx, cycle.verdicts)?.message).toBe(want);
   });
 });

@@ -7,16 +7,23 @@
  *   Filter fails n ⇔ the pod requests an extended resource r > 0 that a DeviceClass backs and n's
  *     allocatable has no r (upstream's NodeResourcesFit delegates exactly those to DynamicResources, which
  *     would allocate r's devices there; NodeResourcesFit skips them, so this is the node's reason).
+ *   PostFilter (nothing to deallocate: nodeload allocates nothing) says what upstream's says when it
+ *     frees nothing, so the FailedScheduling message reads as kube-scheduler's: "no new claims to
+ *     deallocate" for a pod without claims, "still not schedulable" for one with DRA-backed extended
+ *     resources; the runtime joins it with DefaultPreemption's sentence, which follows.
  * Upstream's plugin sits before DefaultPreemption in the default profile (applyDynamicResources).
  */
 import { draBackedRequests } from '../../cluster/device-classes.js';
 import type { DeviceClassInfo } from '../../cluster/model.js';
-import type { FilterPlugin, PreFilterPlugin } from '../framework/types.js';
+import type { FilterPlugin, PostFilterPlugin, PreFilterPlugin } from '../framework/types.js';
 import { addReason } from '../framework/verdict.js';
 import { PLUGIN } from './names.js';
 
 export const ERR_RESOURCE_CLAIMS =
   'pod has ResourceClaims, which nodeload-scheduler does not allocate (schedule it with kube-scheduler)';
+/** Upstream's PostFilter statuses when it has no claim to deallocate. */
+export const NO_CLAIMS_TO_DEALLOCATE = 'no new claims to deallocate';
+export const STILL_NOT_SCHEDULABLE = 'still not schedulable';
 export const ERR_DRA_EXTENDED_RESOURCE =
   'node(s) would serve an extended resource through Dynamic Resource Allocation, which nodeload-scheduler does not allocate (schedule the pod with kube-scheduler)';
 
@@ -26,7 +33,7 @@ const NO_CLASSES: ReadonlyMap<string, DeviceClassInfo> = new Map();
 /** `deviceClasses`: the shared cache's DeviceClasses (read-only), which tell DRA-backed extended resources. */
 export function dynamicResources(
   deviceClasses: ReadonlyMap<string, DeviceClassInfo> = NO_CLASSES,
-): PreFilterPlugin & FilterPlugin {
+): PreFilterPlugin & FilterPlugin & PostFilterPlugin {
   return {
     name: PLUGIN.DynamicResources,
     preFilter(state, ctx) {
@@ -59,6 +66,11 @@ export function dynamicResources(
         });
         return;
       }
+    },
+    postFilter(state, ctx) {
+      // A pod with claims was refused in PreFilter: upstream would try to free one, nodeload holds none.
+      if (ctx.pod.hasResourceClaims) return undefined;
+      return { message: state.read(STATE) ? STILL_NOT_SCHEDULABLE : NO_CLAIMS_TO_DEALLOCATE };
     },
   };
 }

@@ -11,7 +11,8 @@
  * - ReadWriteOncePod claims: PreFilter looks the pod's persistentVolumeClaim volumes up (a missing claim
  *   is UnschedulableAndUnresolvable `persistentvolumeclaim "x" not found`); a ReadWriteOncePod claim that
  *   any pod in the cluster (bound or assumed) already uses makes every node fail with Unschedulable
- *   "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+ *   "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by
+ *   another pod"
  *   (resolvable: preempting that pod frees the claim).
  * PreFilter skips the plugin when the pod has no in-tree disk and no conflicting ReadWriteOncePod claim.
  * PreFilterExtensions: addPod/removePod move the conflict count by the added or removed pod's volumes
@@ -27,7 +28,7 @@ import { claimKey, claimNotFound, READ_WRITE_ONCE_POD, type StorageView } from '
 const STATE = 'VolumeRestrictions/preFilter';
 export const ERR_DISK_CONFLICT = 'node(s) had no available disk';
 export const ERR_RWOP_CONFLICT =
-  'node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode';
+  'node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod';
 
 interface State {
   /** The pod's ReadWriteOncePod claims, by name. */

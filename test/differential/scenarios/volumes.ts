@@ -3,8 +3,17 @@
 // Static PVs are matched and bound by the scheduler for WaitForFirstConsumer claims (PreBind), the PV
 // controller of kube-controller-manager completes the binding; 'dynamic' classes are served by the run's
 // test provisioner, which creates a PV on the node named by volume.kubernetes.io/selected-node.
+import type { V1PodSpec, V1Volume } from '@kubernetes/client-node';
 import { claims, existing, node, pod, taint, zonedNodes } from '../build.js';
 import type { Scenario, ScenarioObjects } from '../types.js';
+
+/** Inline in-tree volumes, one per source (VolumeRestrictions compares them by disk identity). */
+function inTree(...sources: Omit<V1Volume, 'name'>[]): Pick<V1PodSpec, 'volumes'> {
+  return { volumes: sources.map((src, i) => ({ name: `disk${i}`, ...src })) };
+}
+const onNode = (name: string) => ({ nodeSelector: { 'kubernetes.io/hostname': name } });
+const ISCSI_RO = { targetPortal: '10.0.0.5:3260', iqn: 'iqn.2026-12.test:disk', lun: 0, readOnly: true };
+const rbd = (...monitors: string[]) => ({ monitors, pool: 'kube', image: 'img' });
 
 const LOCAL = {
   name: 'local',
@@ -235,6 +244,7 @@ export const volumeScenarios: Scenario[] = [
       'A running pod uses a ReadWriteOncePod claim; a second pod mounting it is refused on every node ' +
       '(same priority, so no preemption).',
     orderIndependent: true,
+    sameMessages: true,
     nodes: [node('n1'), node('n2')],
     objects: {
       persistentVolumes: [{ name: 'pv', accessModes: ['ReadWriteOncePod'], claim: 'data' }],
@@ -245,6 +255,76 @@ export const volumeScenarios: Scenario[] = [
     existingPods: [existing('holder', 'n1', { spec: claims('data') })],
     pods: [pod('second', { spec: claims('data') })],
     expect: { unschedulable: ['second'] },
+  },
+  {
+    name: 'in-tree GCE PD: a read-write user keeps others off the node, read-only users share',
+    area: 'VolumeRestrictions',
+    description:
+      'On n1, holder-rw mounts GCE PD disk-a read-write and holder-ro mounts disk-b read-only. writer (disk-a) ' +
+      'must avoid n1 although n1 sorts first: n2. reader-b (disk-b read-only, pinned to n1) shares it; ' +
+      'writer-b (disk-b read-write, pinned to n1) conflicts: "node(s) had no available disk".',
+    orderIndependent: true,
+    sameMessages: true,
+    nodes: [node('n1'), node('n2')],
+    existingPods: [
+      existing('holder-rw', 'n1', { spec: inTree({ gcePersistentDisk: { pdName: 'disk-a' } }) }),
+      existing('holder-ro', 'n1', {
+        spec: inTree({ gcePersistentDisk: { pdName: 'disk-b', readOnly: true } }),
+      }),
+    ],
+    pods: [
+      pod('writer', { spec: inTree({ gcePersistentDisk: { pdName: 'disk-a' } }) }),
+      pod('reader-b', {
+        spec: { ...inTree({ gcePersistentDisk: { pdName: 'disk-b', readOnly: true } }), ...onNode('n1') },
+      }),
+      pod('writer-b', { spec: { ...inTree({ gcePersistentDisk: { pdName: 'disk-b' } }), ...onNode('n1') } }),
+    ],
+    expect: { unschedulable: ['writer-b'], placements: { writer: ['n2'], 'reader-b': ['n1'] } },
+  },
+  {
+    name: 'in-tree AWS EBS: one volume ID conflicts even read-only; iSCSI read-only users share',
+    area: 'VolumeRestrictions',
+    description:
+      'n1 holds EBS vol-1 and iSCSI iqn.2026-12.test:disk, both read-only. ebs-ro (vol-1 read-only, pinned ' +
+      'to n1) still conflicts (EBS has no read-only exception); ebs (unpinned) goes to n2; iscsi-ro (pinned) ' +
+      'shares the IQN read-only on n1.',
+    orderIndependent: true,
+    sameMessages: true,
+    nodes: [node('n1'), node('n2')],
+    existingPods: [
+      existing('holder', 'n1', {
+        spec: inTree({ awsElasticBlockStore: { volumeID: 'vol-1', readOnly: true } }, { iscsi: ISCSI_RO }),
+      }),
+    ],
+    pods: [
+      pod('ebs-ro', {
+        spec: { ...inTree({ awsElasticBlockStore: { volumeID: 'vol-1', readOnly: true } }), ...onNode('n1') },
+      }),
+      pod('ebs', { spec: inTree({ awsElasticBlockStore: { volumeID: 'vol-1' } }) }),
+      pod('iscsi-ro', { spec: { ...inTree({ iscsi: ISCSI_RO }), ...onNode('n1') } }),
+    ],
+    expect: { unschedulable: ['ebs-ro'], placements: { ebs: ['n2'], 'iscsi-ro': ['n1'] } },
+  },
+  {
+    name: 'in-tree Ceph RBD: the same pool and image conflict when the monitors overlap',
+    area: 'VolumeRestrictions',
+    description:
+      'n1 holds RBD kube/img through monitors 10.0.0.1:6789 and 10.0.0.2:6789 (read-write). overlap (monitors ' +
+      '10.0.0.2:6789 and 10.0.0.3:6789, pinned to n1) is the same image: no available disk. disjoint (monitor ' +
+      "10.0.0.9:6789, pinned) is another cluster's image of that name: it fits n1.",
+    orderIndependent: true,
+    sameMessages: true,
+    nodes: [node('n1'), node('n2')],
+    existingPods: [
+      existing('holder', 'n1', { spec: inTree({ rbd: rbd('10.0.0.1:6789', '10.0.0.2:6789') }) }),
+    ],
+    pods: [
+      pod('overlap', {
+        spec: { ...inTree({ rbd: rbd('10.0.0.2:6789', '10.0.0.3:6789') }), ...onNode('n1') },
+      }),
+      pod('disjoint', { spec: { ...inTree({ rbd: rbd('10.0.0.9:6789') }), ...onNode('n1') } }),
+    ],
+    expect: { unschedulable: ['overlap'], placements: { disjoint: ['n1'] } },
   },
   {
     name: 'a CSI attach limit sends the pod to the other node',
