@@ -8,6 +8,7 @@ import { nodeBasicsScenarios } from './node-basics.js';
 import { nodePortsScenarios } from './node-ports.js';
 import { preemptionScenarios } from './preemption.js';
 import { resourceScenarios } from './resources.js';
+import { scoreScenarios } from './scores.js';
 import { topologySpreadScenarios } from './topology-spread.js';
 import { volumeScenarios } from './volumes.js';
 
@@ -18,6 +19,7 @@ export const scenarios: Scenario[] = [
   ...resourceScenarios,
   ...interPodAffinityScenarios,
   ...topologySpreadScenarios,
+  ...scoreScenarios,
   ...volumeScenarios,
   ...preemptionScenarios,
   ...concurrencyScenarios,
