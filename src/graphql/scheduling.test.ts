@@ -124,7 +124,7 @@ describe('Query.decision', () => {
         {
           plugin: 'TaintToleration',
           code: 'TaintNotTolerated',
-          reason: 'node(s) had untolerated taint {node.kubernetes.io/not-ready: }',
+          reason: 'node(s) had untolerated taint(s)',
           detail: 'taint node.kubernetes.io/not-ready:NoSchedule not tolerated',
           rule: null,
           unresolvable: true,
@@ -147,8 +147,7 @@ describe('Query.decision', () => {
     expect(res.data?.decision).toEqual({
       result: 'UNSCHEDULABLE',
       node: null,
-      message:
-        '0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 2 Insufficient cpu.',
+      message: '0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.',
       candidates: [{ node: 'node-a' }, { node: 'node-b' }, { node: 'node-c' }],
     });
     const missing = await post(yoga, '{ decision(id: "nope") { id } }');
@@ -306,8 +305,7 @@ describe('Query.pendingPods / schedulerStatus', () => {
         namespace: 'shop',
         name: 'huge',
         queue: 'UNSCHEDULABLE',
-        reason:
-          '0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 2 Insufficient cpu.',
+        reason: '0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.',
         attempts: 3,
         since: '2026-11-29T11:00:00Z',
         lastDecision: { id: d.id },

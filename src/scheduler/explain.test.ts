@@ -84,7 +84,7 @@ describe('unschedulableMessage', () => {
     ];
     const { verdicts } = decide(pod('p'), { nodes });
     expect(unschedulableMessage(nodes.length, verdicts)).toBe(
-      '0/12 nodes are available: 10 node(s) had untolerated taint {x: }, 2 node(s) were unschedulable.',
+      '0/12 nodes are available: 10 node(s) had untolerated taint(s), 2 node(s) were unschedulable.',
     );
   });
 

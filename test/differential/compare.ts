@@ -73,12 +73,38 @@ export function compareEngines(s: Scenario, kubeRun: RunOutcome, nodeloadRun: Ru
     out.push(
       `Unschedulable counts differ: kube-scheduler ${k.length} [${k.join(', ')}], nodeload ${n.length} [${n.join(', ')}]`,
     );
-  if (s.sameMessages) out.push(...messageDifferences(kubeRun.outcomes, nodeloadRun.outcomes));
+  if (s.sameMessages !== false) out.push(...messageDifferences(kubeRun.outcomes, nodeloadRun.outcomes));
   return out;
 }
 
-/** A PodScheduled message with its numbers as '#' (node counts follow the shared cluster's size). */
-export const messageShape = (message: string): string => message.replace(/\d+/g, '#');
+/**
+ * Reasons other runs' nodes give (the run's pods are kept off them by node affinity, and their taints and
+ * cordons come and go with their scenarios): which of them a message holds depends on what else ran.
+ */
+const FOREIGN_NODE_REASONS = new Set([
+  "node(s) didn't match Pod's node affinity/selector",
+  'node(s) had untolerated taint(s)',
+  'node(s) were unschedulable',
+  'Preemption is not helpful for scheduling',
+]);
+
+/**
+ * A PodScheduled message as it can be compared across runs: each "0/N nodes are available: …" list as the
+ * sorted set of its reasons without counts and without the reasons other runs' nodes give, and every
+ * other number as '#'.
+ */
+export function messageShape(message: string): string {
+  return (
+    message
+      // A list ends at a full stop before a space or the end ("example.com/gpu" holds one within).
+      .replace(/\d+\/\d+ nodes are available: (.*?)\.(?= |$)/g, (_m, list: string) => {
+        const reasons = new Set(list.split(', ').map((r) => r.replace(/^\d+ /, '')));
+        const own = [...reasons].filter((r) => !FOREIGN_NODE_REASONS.has(r)).sort();
+        return `#/# nodes are available: ${own.join(', ')}.`;
+      })
+      .replace(/\d+/g, '#')
+  );
+}
 
 function messageDifferences(kube: PodOutcome[], nodeload: PodOutcome[]): string[] {
   const theirs = new Map(kube.map((o) => [o.pod, o.unschedulable?.message]));

@@ -241,9 +241,10 @@ export interface Scenario {
    */
   compare?: 'unschedulable-set' | 'unschedulable-count' | 'none';
   /**
-   * true: a pod both engines leave Unschedulable must carry the same PodScheduled message, word for word
-   * (numbers aside: both count every node of the shared cluster, which other runs change) — the filter
-   * reasons and the PostFilter sentences a user reads in `kubectl describe`.
+   * A pod both engines leave Unschedulable must carry the same PodScheduled message, word for word — the
+   * filter reasons and the PostFilter sentences a user reads in `kubectl describe` — but for what other
+   * runs' nodes put in it (counts, and the reasons those nodes give: compare.ts messageShape). false: not
+   * compared (none needs it today; scenarios with expectDifference compare nothing).
    */
   sameMessages?: boolean;
   nodes: NodeDef[];

@@ -88,22 +88,74 @@ export interface PreFiltered {
   filters: readonly FilterPlugin[];
   /** The profile's PreFilter plugins: those with addPod count nominated pods (extensionsOf). */
   preFilters: readonly PreFilterPlugin[];
+  /** The index in `preFilters` of the first unresolvable rejection, where upstream's loop stops. */
+  stoppedAt?: number;
+  /**
+   * The only nodes that can fit, when a PreFilter named them (upstream's merged PreFilterResult), and the
+   * status every other node gets instead of being filtered.
+   */
+  nodeNames?: ReadonlySet<string>;
+  notNamed?: FilterReason;
 }
 
 function runPreFilter(profile: Profile, ctx: CycleContext): PreFiltered {
   const state = new CycleState();
   const rejects: FilterReason[] = [];
-  for (const p of profile.preFilter) {
+  let stoppedAt: number | undefined;
+  let nodeNames: Set<string> | undefined;
+  const naming: string[] = [];
+  for (let i = 0; i < profile.preFilter.length; i++) {
+    const p = profile.preFilter[i] as PreFilterPlugin;
     const r = p.preFilter(state, ctx);
     if (!r) continue;
     if (r.skip) state.skipFilter.add(p.name);
     if (r.reject) rejects.push({ ...r.reject, plugin: p.name, preFilter: true });
+    if (r.reject?.unresolvable && stoppedAt === undefined) stoppedAt = i;
+    if (r.nodeNames && !r.reject) {
+      naming.push(p.name);
+      nodeNames = nodeNames
+        ? new Set([...nodeNames].filter((n) => r.nodeNames?.has(n)))
+        : new Set(r.nodeNames);
+      if (nodeNames.size === 0 && stoppedAt === undefined) {
+        // PreFilterResult.Merge left no node: upstream rejects the pod there.
+        stoppedAt = i;
+        rejects.push(notNamedReason(naming, true));
+      }
+    }
   }
   const filters =
     state.skipFilter.size === 0
       ? profile.filter
       : profile.filter.filter((p) => !state.skipFilter.has(p.name));
-  return { state, rejects, filters, preFilters: profile.preFilter };
+  return {
+    state,
+    rejects,
+    filters,
+    preFilters: profile.preFilter,
+    ...(stoppedAt !== undefined ? { stoppedAt } : {}),
+    ...(nodeNames ? { nodeNames, notNamed: notNamedReason(naming, false) } : {}),
+  };
+}
+
+/**
+ * Upstream's status of a node a PreFilterResult left out ("node(s) didn't satisfy plugin(s) [A B]",
+ * UnschedulableAndUnresolvable), or, `merged` to nothing, PreFilter's rejection of the pod.
+ */
+function notNamedReason(plugins: readonly string[], merged: boolean): FilterReason {
+  const sorted = [...new Set(plugins)].sort();
+  const reason = !merged
+    ? `node(s) didn't satisfy plugin(s) [${sorted.join(' ')}]`
+    : sorted.length === 1
+      ? `node(s) didn't satisfy plugin ${sorted[0]}`
+      : `node(s) didn't satisfy plugin(s) [${sorted.join(' ')}] simultaneously`;
+  return {
+    plugin: sorted[0] as string,
+    code: 'NotInPreFilterResult',
+    reason,
+    detail: `PreFilter of ${sorted.join(' and ')} named the only nodes that can fit${merged ? ', and they have none in common' : '; this node is not one of them'}`,
+    unresolvable: true,
+    ...(merged ? { preFilter: true } : {}),
+  };
 }
 
 /**
@@ -162,6 +214,11 @@ function runFilterPlugins(
     verdict.reasons = pre.rejects.slice();
     // Upstream runs no Filter after a PreFilter rejection.
     if (!everyReason) return verdict;
+  }
+  // A node a PreFilterResult left out is never filtered; it carries that status alone.
+  if (pre.notNamed && !pre.nodeNames?.has(node.name)) {
+    if (verdict.reasons.length === 0) verdict.reasons = [pre.notNamed];
+    return verdict;
   }
   // Indexed, not for…of: where this loop is not yet optimised (a cycle of ≤ 100 nodes runs it ~100
   // times) each step of an array iterator allocates its result (9 KiB per pod at 100 nodes).
@@ -308,14 +365,22 @@ export function runPostFilter(
   if (profile.postFilter.length === 0) return undefined;
   const failed = new Map<string, readonly FilterReason[]>();
   for (const v of verdicts) if (!v.feasible) failed.set(v.node, v.reasons);
-  const handle: PostFilterHandle = { dryRun: (c, node) => dryRun(pre, c, node) };
-  // As upstream's RunPostFilterPlugins: the first plugin that finds a node wins alone; otherwise every
-  // plugin's reasons, in order, joined by ", " (its Status.Message()), with the last plugin's result.
+  const handle: PostFilterHandle = {
+    dryRun: (c, node) => dryRun(pre, c, node),
+    preFilterRan: (name) => {
+      const i = pre.preFilters.findIndex((p) => p.name === name);
+      return i >= 0 && (pre.stoppedAt === undefined || i <= pre.stoppedAt);
+    },
+  };
+  // As upstream's RunPostFilterPlugins: the first plugin that finds a node wins alone, an Error ends it
+  // with its own message; otherwise every plugin's reasons, in order, joined by ", " (its
+  // Status.Message()), with the last plugin's result.
   let last: PostFilterResult | undefined;
   const messages: string[] = [];
   for (const p of profile.postFilter) {
     const r = p.postFilter(pre.state, ctx, failed, handle);
     if (r?.nominatedNode) return r;
+    if (r?.error) return { ...(r.message ? { message: r.message } : {}), error: true };
     if (!r) continue;
     if (r.message) messages.push(r.message);
     last = r;

@@ -134,6 +134,8 @@ export interface PostFilterResult {
   message?: string;
   /** What the plugin did, for the decision's explanation (also when it found a node). */
   explanation?: string;
+  /** Upstream's Error status: PostFilter ends here, and `message` alone is what it says. */
+  error?: boolean;
 }
 
 /** What the runtime offers a PostFilter plugin (upstream's framework handle, the part preemption uses). */
@@ -143,6 +145,11 @@ export interface PostFilterHandle {
    * state: the cycle's PreFilter state (its skipped plugins stay skipped), forked for this node.
    */
   dryRun(ctx: CycleContext, node: NodeSnapshot): DryRun;
+  /**
+   * Whether upstream's PreFilter loop reached the plugin: it stops at the first UnschedulableAndUnresolvable
+   * rejection (nodeload runs every PreFilter, to explain every reason), so a later plugin has no state.
+   */
+  preFilterRan(plugin: string): boolean;
 }
 
 /**

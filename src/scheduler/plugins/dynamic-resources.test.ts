@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceClassInfo } from '../../cluster/model.js';
 import { runPostFilter } from '../framework/runtime.js';
+import type { PreFilterPlugin } from '../framework/types.js';
 import { defaultPreemption } from './default-preemption.js';
 import {
   dynamicResources,
   ERR_DRA_EXTENDED_RESOURCE,
   ERR_RESOURCE_CLAIMS,
   NO_CLAIMS_TO_DEALLOCATE,
+  STATE_NOT_FOUND,
   STILL_NOT_SCHEDULABLE,
 } from './dynamic-resources.js';
 import { nodeResourcesFit } from './node-resources-fit.js';
@@ -124,14 +126,38 @@ describe('DynamicResources PostFilter, joined with DefaultPreemption', () => {
       preemption: false,
       want: NO_CLAIMS_TO_DEALLOCATE,
     },
-  ])('$name', ({ pod, preemption, want }) => {
+    {
+      name: "an earlier PreFilter's unresolvable rejection: upstream's state read fails, PostFilter ends",
+      pod: specPod('p', { containers: [container('c', { cpu: '100m' })] }),
+      preemption: true,
+      rejectFirst: true,
+      want: STATE_NOT_FOUND,
+    },
+  ])('$name', ({ pod, preemption, want, rejectFirst }) => {
+    // A PreFilter before DynamicResources' that rejects every pod unresolvably (as VolumeBinding does a
+    // missing claim).
+    const rejecter: PreFilterPlugin = {
+      name: 'Rejecter',
+      preFilter: () => ({
+        reject: {
+          code: 'Gone',
+          reason: 'persistentvolumeclaim "x" not found',
+          detail: '',
+          unresolvable: true,
+        },
+      }),
+    };
     const profile = profileOf(
+      ...(rejectFirst ? [rejecter] : []),
       nodeResourcesFit({}, CLASSES),
       dynamicResources(CLASSES),
       ...(preemption ? [defaultPreemption({}, { random: () => 0 })] : []),
     );
     const cycle = cycleOf(profile, pod, { nodes: [without] });
     expect(cycle.ranked).toEqual([]);
-    expect(runPostFilter(profile, cycle.pre, cycle.ctx, cycle.verdicts)?.message).toBe(want);
+    const result = runPostFilter(profile, cycle.pre, cycle.ctx, cycle.verdicts);
+    expect(result?.message).toBe(want);
+    // An Error ends PostFilter: DefaultPreemption does not run after it, nothing else is said.
+    if (rejectFirst) expect(result).toEqual({ message: STATE_NOT_FOUND, error: true });
   });
 });

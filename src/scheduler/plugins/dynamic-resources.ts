@@ -10,7 +10,10 @@
  *   PostFilter (nothing to deallocate: nodeload allocates nothing) says what upstream's says when it
  *     frees nothing, so the FailedScheduling message reads as kube-scheduler's: "no new claims to
  *     deallocate" for a pod without claims, "still not schedulable" for one with DRA-backed extended
- *     resources; the runtime joins it with DefaultPreemption's sentence, which follows.
+ *     resources; the runtime joins it with DefaultPreemption's sentence, which follows. When an earlier
+ *     PreFilter rejected the pod unresolvably, upstream's PreFilter loop never reached this plugin, its
+ *     PostFilter fails to read its state (framework.ErrNotFound), and that Error ends PostFilter:
+ *     kube-scheduler's message ends "… not found." and no preemption is tried; so here too.
  * Upstream's plugin sits before DefaultPreemption in the default profile (applyDynamicResources).
  */
 import { draBackedRequests } from '../../cluster/device-classes.js';
@@ -24,6 +27,8 @@ export const ERR_RESOURCE_CLAIMS =
 /** Upstream's PostFilter statuses when it has no claim to deallocate. */
 export const NO_CLAIMS_TO_DEALLOCATE = 'no new claims to deallocate';
 export const STILL_NOT_SCHEDULABLE = 'still not schedulable';
+/** framework.ErrNotFound's text: the plugin's PreFilter state was never written. */
+export const STATE_NOT_FOUND = 'not found';
 export const ERR_DRA_EXTENDED_RESOURCE =
   'node(s) would serve an extended resource through Dynamic Resource Allocation, which nodeload-scheduler does not allocate (schedule the pod with kube-scheduler)';
 
@@ -67,7 +72,8 @@ export function dynamicResources(
         return;
       }
     },
-    postFilter(state, ctx) {
+    postFilter(state, ctx, _failed, handle) {
+      if (!handle.preFilterRan(PLUGIN.DynamicResources)) return { message: STATE_NOT_FOUND, error: true };
       // A pod with claims was refused in PreFilter: upstream would try to free one, nodeload holds none.
       if (ctx.pod.hasResourceClaims) return undefined;
       return { message: state.read(STATE) ? STILL_NOT_SCHEDULABLE : NO_CLAIMS_TO_DEALLOCATE };

@@ -1,12 +1,72 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeSelectorTerm } from '../../cluster/model.js';
+import { unschedulableMessage } from '../explain.js';
 import { node, pod } from '../testing.js';
-import { nodeAffinity } from './node-affinity.js';
+import { ERR_TERMS_CONFLICT, nodeAffinity } from './node-affinity.js';
 import { cycleOf, type Json, scoresOf, specPod, verdictOn } from './plugin.testing.js';
 
 const MISMATCH = 'NodeAffinityMismatch';
 const expr = (key: string, operator: string, values?: string[]) => ({
   matchExpressions: [{ key, operator, ...(values ? { values } : {}) }],
+});
+
+/**
+ * PreFilter: required terms that all name nodes by metadata.name leave every other node unfiltered, with
+ * upstream's PreFilterResult status; names no term shares reject the pod.
+ */
+describe('NodeAffinity PreFilter: nodes named by metadata.name', () => {
+  const named = (...values: string[]) => ({ key: 'metadata.name', operator: 'In', values });
+  const NOT_NAMED = "node(s) didn't satisfy plugin(s) [NodeAffinity]";
+  it.each<{ name: string; terms: Json[]; want: Record<string, string | undefined>; message?: string }>([
+    {
+      name: 'one named node: the others are not filtered at all',
+      terms: [{ matchFields: [named('n1')] }],
+      want: { n1: undefined, n2: NOT_NAMED, n3: NOT_NAMED },
+    },
+    {
+      name: 'the named node still has to match the term’s expressions',
+      terms: [
+        { matchFields: [named('n1')], matchExpressions: [{ key: 'zone', operator: 'In', values: ['b'] }] },
+      ],
+      want: { n1: "node(s) didn't match Pod's node affinity/selector", n2: NOT_NAMED, n3: NOT_NAMED },
+      message:
+        "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+    },
+    {
+      name: 'terms are ORed: the union of their names',
+      terms: [{ matchFields: [named('n1')] }, { matchFields: [named('n2', 'n9')] }],
+      want: { n1: undefined, n2: undefined, n3: NOT_NAMED },
+    },
+    {
+      name: 'a term naming no node admits every node',
+      terms: [{ matchFields: [named('n1')] }, expr('zone', 'In', ['a'])],
+      want: { n1: undefined, n2: undefined, n3: undefined },
+    },
+    {
+      name: 'a name that is no node: every node is left out',
+      terms: [{ matchFields: [named('missing')] }],
+      want: { n1: NOT_NAMED, n2: NOT_NAMED, n3: NOT_NAMED },
+      message: "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+    },
+    {
+      name: 'a term whose lists share no name: the pod is rejected',
+      terms: [{ matchFields: [named('n1'), named('n2')] }],
+      want: { n1: ERR_TERMS_CONFLICT, n2: ERR_TERMS_CONFLICT, n3: ERR_TERMS_CONFLICT },
+      message: `0/3 nodes are available: ${ERR_TERMS_CONFLICT}.`,
+    },
+  ])('$name', ({ terms, want, message }) => {
+    const nodes = ['n1', 'n2', 'n3'].map((n) => node(n, { labels: { zone: 'a' } }));
+    const cycle = cycleOf(nodeAffinity(), pod('p', { affinityTerms: terms }), { nodes });
+    const got = Object.fromEntries(cycle.verdicts.map((v) => [v.node, v.reasons[0]?.reason]));
+    expect(got).toEqual(want);
+    for (const v of cycle.verdicts) for (const r of v.reasons) expect(r.unresolvable).toBe(true);
+    if (message) expect(unschedulableMessage(3, cycle.verdicts)).toBe(message);
+  });
+
+  it('skips Filter for a pod without nodeSelector and required terms', () => {
+    const cycle = cycleOf(nodeAffinity(), pod('p'), { nodes: [node('n1')] });
+    expect(cycle.pre.state.skipFilter.has('NodeAffinity')).toBe(true);
+  });
 });
 
 describe('NodeAffinity filter', () => {
@@ -119,12 +179,6 @@ describe('NodeAffinity filter', () => {
       nodeName: 'n1',
       terms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }],
       fails: false,
-    },
-    {
-      name: 'matchFields metadata.name In, another node',
-      nodeName: 'n2',
-      terms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }],
-      fails: true,
     },
     {
       name: 'matchFields metadata.name NotIn',

@@ -21,13 +21,16 @@ const STATE = 'TaintToleration/preferNoSchedule';
  */
 const reasons = new WeakMap<Taint, FilterReason>();
 
+export const ERR_UNTOLERATED_TAINT = 'node(s) had untolerated taint(s)';
+
 function taintReason(taint: Taint): FilterReason {
   let r = reasons.get(taint);
   if (!r) {
     r = Object.freeze({
       plugin: PLUGIN.TaintToleration,
       code: 'TaintNotTolerated',
-      reason: `node(s) had untolerated taint {${taint.key}: ${taint.value ?? ''}}`,
+      // v1.36's text, the same for every taint (the detail names it).
+      reason: ERR_UNTOLERATED_TAINT,
       detail: `taint ${taint.key}${taint.value ? `=${taint.value}` : ''}:${taint.effect} not tolerated`,
       unresolvable: true,
     });

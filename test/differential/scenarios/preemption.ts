@@ -35,7 +35,6 @@ export const preemptionScenarios: Scenario[] = [
     description:
       'The same, with a class whose preemptionPolicy is Never: the pod stays Pending, nothing is evicted.',
     orderIndependent: true,
-    sameMessages: true,
     nodes: [node('n1')],
     objects: { priorityClasses: CLASSES },
     existingPods: [existing('low', 'n1', { ...cpu('3'), spec: prio('low') })],

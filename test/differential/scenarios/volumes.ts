@@ -244,7 +244,6 @@ export const volumeScenarios: Scenario[] = [
       'A running pod uses a ReadWriteOncePod claim; a second pod mounting it is refused on every node ' +
       '(same priority, so no preemption).',
     orderIndependent: true,
-    sameMessages: true,
     nodes: [node('n1'), node('n2')],
     objects: {
       persistentVolumes: [{ name: 'pv', accessModes: ['ReadWriteOncePod'], claim: 'data' }],
@@ -264,7 +263,6 @@ export const volumeScenarios: Scenario[] = [
       'must avoid n1 although n1 sorts first: n2. reader-b (disk-b read-only, pinned to n1) shares it; ' +
       'writer-b (disk-b read-write, pinned to n1) conflicts: "node(s) had no available disk".',
     orderIndependent: true,
-    sameMessages: true,
     nodes: [node('n1'), node('n2')],
     existingPods: [
       existing('holder-rw', 'n1', { spec: inTree({ gcePersistentDisk: { pdName: 'disk-a' } }) }),
@@ -289,7 +287,6 @@ export const volumeScenarios: Scenario[] = [
       'to n1) still conflicts (EBS has no read-only exception); ebs (unpinned) goes to n2; iscsi-ro (pinned) ' +
       'shares the IQN read-only on n1.',
     orderIndependent: true,
-    sameMessages: true,
     nodes: [node('n1'), node('n2')],
     existingPods: [
       existing('holder', 'n1', {
@@ -313,7 +310,6 @@ export const volumeScenarios: Scenario[] = [
       '10.0.0.2:6789 and 10.0.0.3:6789, pinned to n1) is the same image: no available disk. disjoint (monitor ' +
       "10.0.0.9:6789, pinned) is another cluster's image of that name: it fits n1.",
     orderIndependent: true,
-    sameMessages: true,
     nodes: [node('n1'), node('n2')],
     existingPods: [
       existing('holder', 'n1', { spec: inTree({ rbd: rbd('10.0.0.1:6789', '10.0.0.2:6789') }) }),
