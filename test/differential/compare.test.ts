@@ -12,9 +12,9 @@ const scenario = (sameMessages?: boolean): Scenario => ({
   nodes: [],
   pods: [],
 });
-const stuck = (message: string): PodOutcome => ({
+const stuck = (message: string, reason = 'Unschedulable'): PodOutcome => ({
   pod: 'p',
-  unschedulable: { reason: 'Unschedulable', message },
+  unschedulable: { reason, message },
 });
 const K8S =
   '0/12 nodes are available: 1 node(s) had no available disk. no new claims to deallocate, preemption: …';
@@ -53,6 +53,22 @@ describe('compareEngines: PodScheduled messages', () => {
   ])('$what', ({ nodeload, same, want }) => {
     const run = (message: string) => ({ outcomes: [stuck(message)], victims: [] });
     expect(compareEngines(scenario(same), run(K8S), run(nodeload))).toHaveLength(want);
+  });
+
+  it('a nominated pod is mid-preemption: its message is not compared', () => {
+    const run = (o: PodOutcome) => ({ outcomes: [o], victims: [] });
+    const waiting = {
+      ...stuck(`${K8S} preemption: not eligible due to a terminating pod.`),
+      nominated: 'n1',
+    };
+    expect(compareEngines(scenario(), run(waiting), run(stuck(K8S)))).toEqual([]);
+  });
+
+  it('the condition reason counts too', () => {
+    const run = (o: PodOutcome) => ({ outcomes: [o], victims: [] });
+    expect(compareEngines(scenario(), run(stuck(K8S)), run(stuck(K8S, 'SchedulerError')))).toEqual([
+      'Reasons of p differ: kube-scheduler Unschedulable, nodeload SchedulerError',
+    ]);
   });
 
   it('a resource name with a dot stays one reason', () => {

@@ -106,14 +106,24 @@ export function messageShape(message: string): string {
   );
 }
 
+/**
+ * The PodScheduled=False reason and message of each pod both engines left unscheduled — but for a pod
+ * nominated by either: its preemption is under way, and its message is that of whichever attempt came
+ * last (the one that preempted says nothing of preemption, a later one "not eligible due to a
+ * terminating pod on the nominated node"), which is timing, not placement.
+ */
 function messageDifferences(kube: PodOutcome[], nodeload: PodOutcome[]): string[] {
-  const theirs = new Map(kube.map((o) => [o.pod, o.unschedulable?.message]));
+  const theirs = new Map(kube.map((o) => [o.pod, o]));
   const out: string[] = [];
   for (const o of nodeload) {
-    const k = theirs.get(o.pod);
-    const n = o.unschedulable?.message;
-    if (k === undefined || n === undefined || messageShape(k) === messageShape(n)) continue;
-    out.push(`Messages of ${o.pod} differ: kube-scheduler "${k}", nodeload "${n}"`);
+    const other = theirs.get(o.pod);
+    const k = other?.unschedulable;
+    const n = o.unschedulable;
+    if (!k || !n || o.nominated || other?.nominated) continue;
+    if (k.reason !== n.reason)
+      out.push(`Reasons of ${o.pod} differ: kube-scheduler ${k.reason}, nodeload ${n.reason}`);
+    if (messageShape(k.message) !== messageShape(n.message))
+      out.push(`Messages of ${o.pod} differ: kube-scheduler "${k.message}", nodeload "${n.message}"`);
   }
   return out;
 }
