@@ -97,6 +97,28 @@ describe('decision events', () => {
     expect(notAllowed).toMatchObject({ plugin: 'NodeLoadRules', code: 'RuleNotAllowed', unresolvable: true });
   });
 
+  it.each([
+    {
+      what: 'a preemption that nominated a node, with its victims',
+      preemption: {
+        node: 'node-0001',
+        victims: [{ namespace: 'default', name: 'low', priority: 10 }],
+        message: 'preempting 1 pod(s) on node node-0001: default/low (priority 10).',
+      },
+    },
+    {
+      what: 'one that could not help',
+      preemption: {
+        victims: [],
+        message: 'preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.',
+      },
+    },
+  ])('carries what preemption did through a restart: $what', ({ preemption }) => {
+    const d: Decision = { ...decide(2, []), preemption };
+    expect(decisionFromEvent(asStoredEvent(d))?.preemption).toEqual(preemption);
+    expect(decisionFromEvent(asStoredEvent(decide(2, [])))?.preemption).toBeUndefined();
+  });
+
   it('carries the engine of an extender decision through a restart; native is the default', () => {
     const d: Decision = { ...decide(2, []), engine: 'extender' };
     expect(decisionFromEvent(asStoredEvent(d))?.engine).toBe('extender');

@@ -10,6 +10,7 @@
 import {
   type Candidate,
   type Decision,
+  type DecisionPreemption,
   type DecisionResult,
   type DecisionRule,
   keyCandidates,
@@ -114,6 +115,25 @@ function compactCandidate(c: Candidate): CompactCandidate {
   return out;
 }
 
+/** Victims a decision's Event carries at most (a preemption evicts a few; its message says the rest). */
+const MAX_EVENT_VICTIMS = 50;
+
+/** What preemption did: [node ('' for none), [[namespace, name, priority]…], message]. */
+function compactPreemption(p: DecisionPreemption): [string, [string, string, number][], string] {
+  const victims = p.victims
+    .slice(0, MAX_EVENT_VICTIMS)
+    .map((v): [string, string, number] => [v.namespace, v.name, v.priority]);
+  return [p.node ?? '', victims, truncateBytes(p.message, MAX_NOTE_BYTES)];
+}
+
+function decodePreemption(v: Json): DecisionPreemption | undefined {
+  if (!Array.isArray(v)) return undefined;
+  const victims = (Array.isArray(v[1]) ? v[1] : [])
+    .filter((x: Json) => Array.isArray(x))
+    .map((x: Json) => ({ namespace: str(x[0]), name: str(x[1]), priority: num(x[2]) }));
+  return { ...(str(v[0]) ? { node: str(v[0]) } : {}), victims, message: str(v[2]) };
+}
+
 /**
  * The decision as compact JSON of at most maxBytes with its key candidates (best feasible first, then
  * one per distinct reason), dropping the least important of those if they do not fit.
@@ -145,6 +165,7 @@ export function encodeDecision(d: Decision, maxBytes = MAX_DECISION_ANNOTATION_B
       r.burst?.windowSeconds,
     ]),
     m: Buffer.byteLength(d.message) > MAX_NOTE_BYTES ? truncateBytes(d.message, 4096) : undefined,
+    p: d.preemption ? compactPreemption(d.preemption) : undefined,
   };
   // Candidates are compacted one at a time, most important first, until the budget is spent: the others
   // are never serialised (this runs for every decision on the scheduler's hot path).
@@ -322,5 +343,7 @@ export function decisionFromEvent(ev: Json): Decision | undefined {
   const node = str(c?.n) || assigned;
   if (node) d.node = node;
   if (typeof c?.om === 'number') d.candidatesOmitted = c.om;
+  const preemption = decodePreemption(c?.p);
+  if (preemption) d.preemption = preemption;
   return d;
 }

@@ -91,7 +91,7 @@ export interface Decision {
   feasibleNodes: number;
   /** Feasible nodes best first, then the others by name. */
   candidates: Candidate[];
-  /** Set when no node fit and preemption ran (not carried through a restart). */
+  /** Set when no node fit and preemption ran (carried through a restart in the Event, ≤ 50 victims). */
   preemption?: DecisionPreemption;
   /** Which gateway instance decided (the Event's reportingInstance). */
   reportingInstance: string;
