@@ -122,6 +122,34 @@ describe('toPodInfo: terminatingByPreemption', () => {
   });
 });
 
+describe('toPodInfo: generation', () => {
+  it.each([
+    {
+      what: 'the pod generation and the one its PodScheduled condition was written for',
+      gen: 4,
+      observed: 3,
+    },
+    { what: 'none before the API server counted them', gen: undefined, observed: undefined },
+  ])('$what', ({ gen, observed }) => {
+    const info = toPodInfo({
+      metadata: { name: 'p', namespace: 'ns', ...(gen ? { generation: gen } : {}) },
+      spec: { containers: [] },
+      status: {
+        conditions: [
+          {
+            type: 'PodScheduled',
+            status: 'False',
+            reason: 'Unschedulable',
+            message: 'm',
+            ...(observed ? { observedGeneration: observed } : {}),
+          },
+        ],
+      },
+    });
+    expect([info.generation, info.scheduledCondition?.observedGeneration]).toEqual([gen, observed]);
+  });
+});
+
 describe('toNodeInfo', () => {
   it('reads readiness, taints and allocatable (capacity when allocatable is absent)', () => {
     const n = toNodeInfo({

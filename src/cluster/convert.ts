@@ -333,6 +333,7 @@ export function toPodInfo(pod: Json): PodInfo {
   };
   if (meta.deletionTimestamp && disruptedByPreemption(pod?.status?.conditions))
     info.terminatingByPreemption = true;
+  if (typeof meta.generation === 'number' && meta.generation > 0) info.generation = meta.generation;
   const features = requiredFeatures(spec);
   if (features) info.requiredFeatures = features;
   const imageVolumes = volumeImages(spec);
@@ -347,6 +348,8 @@ export function toPodInfo(pod: Json): PodInfo {
       reason: scheduled.reason,
       message: scheduled.message,
     };
+    if (typeof scheduled.observedGeneration === 'number')
+      info.scheduledCondition.observedGeneration = scheduled.observedGeneration;
     if (scheduled.status === 'True') info.scheduledAt = isoTime(scheduled.lastTransitionTime) || undefined;
   }
   return info;

@@ -214,7 +214,9 @@ export interface PodInfo {
   /** When the pod was bound (PodScheduled=True transition), if known. */
   scheduledAt?: string;
   /** PodScheduled condition as last written (reason/message), for pending pods. */
-  scheduledCondition?: { status: string; reason?: string; message?: string };
+  scheduledCondition?: { status: string; reason?: string; message?: string; observedGeneration?: number };
+  /** metadata.generation (the API server counts spec changes); kube-scheduler writes it in its conditions. */
+  generation?: number;
 }
 
 /** A namespace's labels, for namespaceSelector in pod affinity terms. */

@@ -1,6 +1,7 @@
 import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { classifyBindError, conditionUpToDate, unschedulablePatch, writeFailureLevel } from './binder.js';
+import { disruptionTargetPatch } from './preemption-writes.js';
 import { pod } from './testing.js';
 
 const apiError = (code: number, message: string) =>
@@ -77,5 +78,42 @@ describe('unschedulablePatch', () => {
     expect(patch.status.conditions[0].lastTransitionTime).toBeUndefined();
     expect(conditionUpToDate(p, 'old')).toBe(true);
     expect(conditionUpToDate(p, 'new')).toBe(false);
+  });
+
+  it('names the pod generation it was written for, and is stale once the spec moved on', () => {
+    const p = {
+      ...pod('p'),
+      generation: 3,
+      scheduledCondition: { status: 'False', reason: 'Unschedulable', message: 'm', observedGeneration: 2 },
+    };
+    expect(unschedulablePatch(p, 'm', now).status.conditions[0].observedGeneration).toBe(3);
+    expect(conditionUpToDate(p, 'm')).toBe(false);
+    expect(
+      conditionUpToDate(
+        { ...p, scheduledCondition: { ...p.scheduledCondition, observedGeneration: 3 } },
+        'm',
+      ),
+    ).toBe(true);
+  });
+});
+
+describe('disruptionTargetPatch', () => {
+  it("carries kube-scheduler's reason, message and the victim's generation", () => {
+    const victim = { ...pod('low'), generation: 2 };
+    const preemptor = { ...pod('high'), schedulerName: 'nodeload-scheduler' };
+    expect(disruptionTargetPatch(victim, preemptor, new Date('2026-12-07T15:00:00.500Z'))).toEqual({
+      status: {
+        conditions: [
+          {
+            type: 'DisruptionTarget',
+            status: 'True',
+            reason: 'PreemptionByScheduler',
+            message: 'nodeload-scheduler: preempting to accommodate a higher priority pod',
+            lastTransitionTime: '2026-12-07T15:00:00Z',
+            observedGeneration: 2,
+          },
+        ],
+      },
+    });
   });
 });

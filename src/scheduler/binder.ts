@@ -102,6 +102,8 @@ export function unschedulablePatch(pod: PodInfo, message: string, now: Date): Js
     message,
     lastProbeTime: null,
   };
+  // As v1.36's (PodObservedGenerationTracking, GA): the pod generation the condition was written for.
+  if (pod.generation) condition.observedGeneration = pod.generation;
   // Only a status change moves lastTransitionTime; the patch merges into the existing element otherwise.
   if (pod.scheduledCondition?.status !== 'False')
     condition.lastTransitionTime = now.toISOString().replace(/\.\d+Z$/, 'Z');
@@ -110,7 +112,12 @@ export function unschedulablePatch(pod: PodInfo, message: string, now: Date): Js
 
 export function conditionUpToDate(pod: PodInfo, message: string): boolean {
   const c = pod.scheduledCondition;
-  return c?.status === 'False' && c.reason === 'Unschedulable' && c.message === message;
+  return (
+    c?.status === 'False' &&
+    c.reason === 'Unschedulable' &&
+    c.message === message &&
+    (c.observedGeneration ?? 0) === (pod.generation ?? 0)
+  );
 }
 
 /**

@@ -25,7 +25,7 @@ export interface StatusIntent {
 }
 
 /** The DisruptionTarget condition kube-scheduler sets on a victim before deleting it. */
-export function disruptionTargetPatch(preemptor: PodInfo, now: Date): Json {
+export function disruptionTargetPatch(victim: PodInfo, preemptor: PodInfo, now: Date): Json {
   return {
     status: {
       conditions: [
@@ -35,6 +35,7 @@ export function disruptionTargetPatch(preemptor: PodInfo, now: Date): Json {
           reason: 'PreemptionByScheduler',
           message: `${preemptor.schedulerName}: preempting to accommodate a higher priority pod`,
           lastTransitionTime: now.toISOString().replace(/\.\d+Z$/, 'Z'),
+          ...(victim.generation ? { observedGeneration: victim.generation } : {}),
         },
       ],
     },
@@ -86,7 +87,7 @@ export async function evictVictim(
   const target = { name: victim.name, namespace: victim.namespace };
   try {
     await core.patchNamespacedPodStatus(
-      { ...target, body: disruptionTargetPatch(preemptor, new Date()) },
+      { ...target, body: disruptionTargetPatch(victim, preemptor, new Date()) },
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
     );
     await core.deleteNamespacedPod({ ...target, body: { preconditions: { uid: victim.uid } } });

@@ -62,7 +62,15 @@ export function ruleChangeMatters(old: NodeLoadRule | undefined, next: NodeLoadR
  */
 export function podSpecChanged(old: PodInfo, next: PodInfo): boolean {
   const strip = (p: PodInfo) => {
-    const { resourceVersion, phase, scheduledCondition, scheduledAt, nominatedNodeName, ...rest } = p;
+    const {
+      resourceVersion,
+      generation,
+      phase,
+      scheduledCondition,
+      scheduledAt,
+      nominatedNodeName,
+      ...rest
+    } = p;
     return JSON.stringify(rest);
   };
   return strip(old) !== strip(next);

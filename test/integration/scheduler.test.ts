@@ -369,6 +369,10 @@ describe('scheduler', () => {
     });
     expect(condition.reason).toBe('Unschedulable');
     expect(condition.message).toMatch(/^0\/\d+ nodes are available: .*1 Insufficient cpu/);
+    // As kube-scheduler 1.36 writes it: for the pod generation it saw (the API server counts from 1).
+    const waiterPod = await coreApi().readNamespacedPod({ name: 'waiter', namespace: ns.name });
+    expect(waiterPod.metadata?.generation).toBeGreaterThan(0);
+    expect(condition.observedGeneration).toBe(waiterPod.metadata?.generation);
     const failedEvent = await waitFor('FailedScheduling event', async () =>
       (await schedulerEvents(schedulerName, 'FailedScheduling')).find((e) => e.regarding?.name === 'waiter'),
     );
