@@ -138,6 +138,28 @@ describe('checkVolumes', () => {
       ['VolumeZone ns/a'],
     ],
     [
+      'a beta zone label against a node with only the GA one (here zone b: a mismatch)',
+      {
+        pods: [p('a', 'n2', ['c'])],
+        claims: [claim('c', 'v')],
+        volumes: [
+          { ...pv('v'), metadata: { name: 'v', labels: { 'failure-domain.beta.kubernetes.io/zone': 'a' } } },
+        ],
+      },
+      ['VolumeZone ns/a'],
+    ],
+    [
+      'a beta zone label matches the GA one',
+      {
+        pods: [p('a', 'n1', ['c'])],
+        claims: [claim('c', 'v')],
+        volumes: [
+          { ...pv('v'), metadata: { name: 'v', labels: { 'failure-domain.beta.kubernetes.io/zone': 'a' } } },
+        ],
+      },
+      [],
+    ],
+    [
       'a multi-zone label is a set',
       { pods: [p('a', 'n2', ['c'])], claims: [claim('c', 'v')], volumes: [pv('v', { zoneLabel: 'a__b' })] },
       [],

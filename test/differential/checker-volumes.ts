@@ -5,7 +5,8 @@
 //    provisioned for the pod's node (`volume.kubernetes.io/selected-node`) by a CSIDriver with
 //    storageCapacity: true had a CSIStorageCapacity of its class whose nodeTopology selects the node and
 //    whose maximumVolumeSize (else capacity) holds the claim's request (the run's capacities are fixed);
-//  * VolumeZone: the PV's zone/region labels (a `__`-separated list is a set) contain the node's value;
+//  * VolumeZone: the PV's zone/region labels (a `__`-separated list is a set) contain the node's value
+//    (for a beta key, the node's GA label when it has no beta one);
 //  * VolumeRestrictions: a ReadWriteOncePod claim is used by at most one live pod;
 //  * NodeVolumeLimits: the unique volumes of a CSI driver on a node (its pods' and its VolumeAttachments')
 //    ≤ the CSINode's allocatable count; an in-tree AWS EBS PV counts under ebs.csi.aws.com by its volume ID
@@ -22,6 +23,12 @@ const ZONE_LABELS = [
   'failure-domain.beta.kubernetes.io/zone',
   'failure-domain.beta.kubernetes.io/region',
 ];
+
+/** A beta topology key's GA successor: a node labelled only with GA keys still has a zone. */
+const GA_OF_BETA: Record<string, string> = {
+  'failure-domain.beta.kubernetes.io/zone': 'topology.kubernetes.io/zone',
+  'failure-domain.beta.kubernetes.io/region': 'topology.kubernetes.io/region',
+};
 
 const EBS_CSI_DRIVER = 'ebs.csi.aws.com';
 
@@ -103,7 +110,8 @@ export function checkVolumes(snap: ClusterSnapshot, scheduled: (p: V1Pod) => boo
       for (const key of ZONE_LABELS) {
         const want = pv.metadata?.labels?.[key];
         if (want === undefined) continue;
-        const have = node.metadata?.labels?.[key];
+        const labels = node.metadata?.labels ?? {};
+        const have = labels[key] ?? labels[GA_OF_BETA[key] ?? ''];
         if (have === undefined || !want.split('__').includes(have))
           v('VolumeZone', `volume ${pv.metadata?.name} ${key}=${want}, node has ${have ?? 'none'}`);
       }

@@ -33,7 +33,13 @@ import {
 export { RUN_LABEL };
 
 export const KWOK_ANNOTATION = 'kwok.x-k8s.io/node';
-const DEFAULT_PREFIXED = ['topology.kubernetes.io/zone', 'topology.kubernetes.io/region'];
+const DEFAULT_PREFIXED = [
+  'topology.kubernetes.io/zone',
+  'topology.kubernetes.io/region',
+  // Their beta predecessors: a PV may still carry them, and VolumeZone compares them with the GA ones.
+  'failure-domain.beta.kubernetes.io/zone',
+  'failure-domain.beta.kubernetes.io/region',
+];
 export const MAIN_NS = 'main';
 
 export interface RunPlan {

@@ -4,7 +4,10 @@
 // controller of kube-controller-manager completes the binding; 'dynamic' classes are served by the run's
 // test provisioner, which creates a PV on the node named by volume.kubernetes.io/selected-node.
 import type { V1PodSpec, V1Volume } from '@kubernetes/client-node';
-import { claims, existing, node, pod, taint, zonedNodes } from '../build.js';
+import { claims, existing, node, pod, taint, ZONE, zonedNodes } from '../build.js';
+
+const REGION = 'topology.kubernetes.io/region';
+
 import type { Scenario, ScenarioObjects } from '../types.js';
 
 /** Inline in-tree volumes, one per source (VolumeRestrictions compares them by disk identity). */
@@ -162,6 +165,48 @@ export const volumeScenarios: Scenario[] = [
     },
     pods: [pod('p1', { spec: claims('data') }), pod('p2', { spec: claims('data') })],
     expect: { unschedulable: [], placements: { p1: ['n1', 'n3'], p2: ['n1', 'n3'] } },
+  },
+  {
+    name: 'VolumeZone: a multi-zone label is a set, and the region must match too',
+    area: 'VolumeZone',
+    description:
+      'The PV is labelled zone a__b (either zone) and region r1. n1 (a, r1) and n2 (b, r1) fit; n3 is in zone ' +
+      'c, n4 in zone a but region r2: "node(s) had no available volume zone"; on-n4, pinned there, is ' +
+      'Unschedulable.',
+    orderIndependent: true,
+    nodes: [
+      node('n1', { labels: { [ZONE]: 'a', [REGION]: 'r1' } }),
+      node('n2', { labels: { [ZONE]: 'b', [REGION]: 'r1' } }),
+      node('n3', { labels: { [ZONE]: 'c', [REGION]: 'r1' } }),
+      node('n4', { labels: { [ZONE]: 'a', [REGION]: 'r2' } }),
+    ],
+    objects: {
+      persistentVolumes: [{ name: 'pv', labels: { [ZONE]: 'a__b', [REGION]: 'r1' }, claim: 'data' }],
+      persistentVolumeClaims: [{ name: 'data', storageClass: '', volume: 'pv' }],
+    },
+    pods: [
+      pod('p1', { spec: claims('data') }),
+      pod('p2', { spec: claims('data') }),
+      pod('on-n4', { spec: { ...claims('data'), nodeSelector: { 'kubernetes.io/hostname': 'n4' } } }),
+    ],
+    expect: { unschedulable: ['on-n4'], placements: { p1: ['n1', 'n2'], p2: ['n1', 'n2'] } },
+  },
+  {
+    name: 'VolumeZone: a beta zone label on the PV matches a node with only the GA label',
+    area: 'VolumeZone',
+    description:
+      'The PV carries failure-domain.beta.kubernetes.io/zone=b; the nodes only topology.kubernetes.io/zone. ' +
+      "Upstream reads the node's GA label when it has no beta one, so the pods go to zone b (n2, n4).",
+    orderIndependent: true,
+    nodes: zonedNodes('n', 4, ['a', 'b']),
+    objects: {
+      persistentVolumes: [
+        { name: 'pv', labels: { 'failure-domain.beta.kubernetes.io/zone': 'b' }, claim: 'data' },
+      ],
+      persistentVolumeClaims: [{ name: 'data', storageClass: '', volume: 'pv' }],
+    },
+    pods: [pod('p1', { spec: claims('data') }), pod('p2', { spec: claims('data') })],
+    expect: { unschedulable: [], placements: { p1: ['n2', 'n4'], p2: ['n2', 'n4'] } },
   },
   {
     name: 'dynamic provisioning on a node the class allows',
