@@ -102,7 +102,9 @@ function runPreFilter(profile: Profile, ctx: CycleContext): PreFiltered {
   const state = new CycleState();
   const rejects: FilterReason[] = [];
   let stoppedAt: number | undefined;
-  let nodeNames: Set<string> | undefined;
+  // Upstream merges every plugin's PreFilterResult and rejects the pod when the merge leaves no node; of
+  // nodeload's plugins only NodeAffinity names nodes, and it rejects an empty set itself.
+  let nodeNames: ReadonlySet<string> | undefined;
   const naming: string[] = [];
   for (let i = 0; i < profile.preFilter.length; i++) {
     const p = profile.preFilter[i] as PreFilterPlugin;
@@ -111,16 +113,10 @@ function runPreFilter(profile: Profile, ctx: CycleContext): PreFiltered {
     if (r.skip) state.skipFilter.add(p.name);
     if (r.reject) rejects.push({ ...r.reject, plugin: p.name, preFilter: true });
     if (r.reject?.unresolvable && stoppedAt === undefined) stoppedAt = i;
-    if (r.nodeNames && !r.reject) {
+    const named = r.nodeNames;
+    if (named && !r.reject) {
       naming.push(p.name);
-      nodeNames = nodeNames
-        ? new Set([...nodeNames].filter((n) => r.nodeNames?.has(n)))
-        : new Set(r.nodeNames);
-      if (nodeNames.size === 0 && stoppedAt === undefined) {
-        // PreFilterResult.Merge left no node: upstream rejects the pod there.
-        stoppedAt = i;
-        rejects.push(notNamedReason(naming, true));
-      }
+      nodeNames = nodeNames ? new Set([...nodeNames].filter((n) => named.has(n))) : named;
     }
   }
   const filters =
@@ -133,28 +129,19 @@ function runPreFilter(profile: Profile, ctx: CycleContext): PreFiltered {
     filters,
     preFilters: profile.preFilter,
     ...(stoppedAt !== undefined ? { stoppedAt } : {}),
-    ...(nodeNames ? { nodeNames, notNamed: notNamedReason(naming, false) } : {}),
+    ...(nodeNames ? { nodeNames, notNamed: notNamedReason(naming) } : {}),
   };
 }
 
-/**
- * Upstream's status of a node a PreFilterResult left out ("node(s) didn't satisfy plugin(s) [A B]",
- * UnschedulableAndUnresolvable), or, `merged` to nothing, PreFilter's rejection of the pod.
- */
-function notNamedReason(plugins: readonly string[], merged: boolean): FilterReason {
+/** Upstream's status of a node a PreFilterResult left out (UnschedulableAndUnresolvable). */
+function notNamedReason(plugins: readonly string[]): FilterReason {
   const sorted = [...new Set(plugins)].sort();
-  const reason = !merged
-    ? `node(s) didn't satisfy plugin(s) [${sorted.join(' ')}]`
-    : sorted.length === 1
-      ? `node(s) didn't satisfy plugin ${sorted[0]}`
-      : `node(s) didn't satisfy plugin(s) [${sorted.join(' ')}] simultaneously`;
   return {
     plugin: sorted[0] as string,
     code: 'NotInPreFilterResult',
-    reason,
-    detail: `PreFilter of ${sorted.join(' and ')} named the only nodes that can fit${merged ? ', and they have none in common' : '; this node is not one of them'}`,
+    reason: `node(s) didn't satisfy plugin(s) [${sorted.join(' ')}]`,
+    detail: `PreFilter of ${sorted.join(' and ')} named the only nodes that can fit; this node is not one of them`,
     unresolvable: true,
-    ...(merged ? { preFilter: true } : {}),
   };
 }
 
