@@ -2,6 +2,7 @@
 // gateway announced.
 
 import { createInMemoryCache } from '@graphql-yoga/plugin-response-cache';
+import { parse } from 'graphql';
 import pino from 'pino';
 import { Counter, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,8 +11,9 @@ import { rawNode, rawRule } from '../../test/kit/objects.js';
 import type { Access } from '../server/access.js';
 import { fakeUserPortAuth } from '../server/testing.js';
 import { DataVersion, versionScopedCache, withMemoizedJson } from './response-cache.js';
+import { selectsRootField } from './response-cache-plugin.js';
 import { createGraphQLYoga } from './server.js';
-import { FixtureCluster, fixtureSources } from './testing.js';
+import { FakeScheduling, FixtureCluster, fixtureSources, IDLE_STATUS } from './testing.js';
 
 const log = pino({ level: 'silent' });
 let cluster: FixtureCluster;
@@ -19,7 +21,10 @@ afterEach(() => cluster?.stop());
 
 const gate = fakeUserPortAuth({
   users: {
-    viewer: { name: 'viewer', can: ['list nodeloadrules.example.com', 'list nodes'] },
+    viewer: {
+      name: 'viewer',
+      can: ['list nodeloadrules.example.com', 'list nodes', 'get /scheduler/status'],
+    },
     shop: { name: 'shop-dev', can: ['list nodeloadrules.example.com in shop'] },
   },
 });
@@ -33,17 +38,24 @@ function setup(ttlMs = 1000) {
     rawRule('ops', 'agent', { maxCPU: 90 }),
   );
   const version = new DataVersion();
+  const scheduling = new FakeScheduling(cluster);
   const yoga = createGraphQLYoga({
-    sources: fixtureSources(cluster),
+    sources: fixtureSources(cluster, { scheduling }),
     log,
     responseCache: { version, ttlMs },
   });
-  const ask = async (access: Access, query = RULES) => {
-    const res = await yoga.fetch(
+  const send = (access: Access, query = RULES, headers: Record<string, string> = {}) =>
+    yoga.fetch(
       IN_PROCESS_URL,
-      { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ query }),
+      },
       { access },
     );
+  const ask = async (access: Access, query = RULES) => {
+    const res = await send(access, query);
     return (await res.json()) as {
       data?: { rules: { namespace: string; name: string }[] };
       extensions?: Record<string, unknown>;
@@ -51,7 +63,7 @@ function setup(ttlMs = 1000) {
   };
   const names = (r: Awaited<ReturnType<typeof ask>>) =>
     r.data?.rules.map((p) => `${p.namespace}/${p.name}`).sort();
-  return { version, ask, names };
+  return { version, ask, send, names, scheduling };
 }
 
 describe('versionScopedCache', () => {
@@ -157,5 +169,62 @@ describe('GraphQL response cache', () => {
     await ask(viewer);
     cluster.add(rawRule('shop', 'web-2', { maxCPU: 70 }));
     expect(names(await ask(viewer))).toEqual(['ops/agent', 'shop/web-1', 'shop/web-2']);
+  });
+
+  it('answers If-None-Match with 304 while the answer is kept, and in full once the version moved', async () => {
+    const { version, send } = setup();
+    const viewer = gate.accessOf('viewer');
+    const first = await send(viewer);
+    const etag = first.headers.get('etag');
+    expect(etag).toBeTruthy();
+    expect(first.headers.get('last-modified')).toBeTruthy();
+    // The stored answer is the executed one: no field of the cache's own in it.
+    expect(await first.text()).toBe(
+      '{"data":{"rules":[{"namespace":"ops","name":"agent"},{"namespace":"shop","name":"web-1"}]}}',
+    );
+    const hit = await send(viewer, RULES);
+    expect(hit.headers.get('etag')).toBe(etag);
+    expect((await send(viewer, RULES, { 'if-none-match': etag ?? '' })).status).toBe(304);
+    version.bump();
+    const after = await send(viewer, RULES, { 'if-none-match': etag ?? '' });
+    expect(after.status).toBe(200);
+    expect(after.headers.get('etag')).not.toBe(etag);
+  });
+
+  it('executes the scheduler status every time, also asked through a fragment, and keeps the rest', async () => {
+    const { ask, scheduling } = setup();
+    const viewer = gate.accessOf('viewer');
+    for (const query of [
+      '{ schedulerStatus { bound } }',
+      'query Q { ...S } fragment S on Query { schedulerStatus { bound } }',
+    ]) {
+      scheduling.statusView = { ...IDLE_STATUS, bound: 1 };
+      expect(await ask(viewer, query)).toMatchObject({ data: { schedulerStatus: { bound: 1 } } });
+      scheduling.statusView = { ...IDLE_STATUS, bound: 2 };
+      expect(await ask(viewer, query)).toMatchObject({ data: { schedulerStatus: { bound: 2 } } });
+    }
+  });
+});
+
+describe('selectsRootField', () => {
+  const names = new Set(['schedulerStatus', '__schema']);
+  it.each([
+    ['{ rules { name } }', undefined, false],
+    ['{ schedulerStatus { bound } }', undefined, true],
+    ['{ __schema { queryType { name } } }', undefined, true],
+    ['{ ... on Query { schedulerStatus { bound } } }', undefined, true],
+    [
+      '{ ...F } fragment F on Query { ...G } fragment G on Query { schedulerStatus { bound } }',
+      undefined,
+      true,
+    ],
+    // A fragment that spreads itself is invalid, and yoga refuses it before execution; still no loop here.
+    ['{ ...F } fragment F on Query { ...F }', undefined, false],
+    ['query A { rules { name } } query B { schedulerStatus { bound } }', 'A', false],
+    ['query A { rules { name } } query B { schedulerStatus { bound } }', 'B', true],
+    // Only the root: a field of that name deeper down is another type's.
+    ['{ rules { schedulerStatus: name } }', undefined, false],
+  ])('%s (operation %s): %s', (query, operation, expected) => {
+    expect(selectsRootField(parse(query), operation, names)).toBe(expected);
   });
 });

@@ -2,8 +2,8 @@
  * Query results reused while nothing they could show has changed. A `nodes` query at 1,000 nodes is a
  * full execution of thousands of fields (several milliseconds of the event loop the webhook and the
  * scheduler share); a dashboard or fifty of them asking again and again between two changes get the
- * same answer from memory instead. yoga's response cache does the caching; this module says when an
- * answer is still good:
+ * same answer from memory instead. The plugin in response-cache-plugin.ts stores and serves the answers
+ * (in the in-memory LRU of yoga's response-cache package); this module says when an answer is still good:
  *
  *  - the key holds the data version: a counter every change the gateway's views can show bumps (the
  *    cluster cache's topics, load figures, the scheduler's decisions, the operator's passes), so an
@@ -15,17 +15,12 @@
  *    anything asked over graphql-ws (it bypasses yoga's request pipeline, where answers are keyed).
  */
 import type http from 'node:http';
-import {
-  type BuildResponseCacheKeyFunction,
-  type Cache,
-  createInMemoryCache,
-  hashSHA256,
-  useResponseCache,
-} from '@graphql-yoga/plugin-response-cache';
+import { type Cache, createInMemoryCache, hashSHA256 } from '@graphql-yoga/plugin-response-cache';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, type Registry } from 'prom-client';
 import type { Access } from '../server/access.js';
 import { accessOf } from '../server/user-auth.js';
+import { useVersionedResponseCache } from './response-cache-plugin.js';
 
 /** Changes the views can show: each bumps the version, which invalidates every cached answer. */
 export class DataVersion {
@@ -195,29 +190,25 @@ export function gatewayResponseCache(opts: ResponseCacheOptions): GatewayRespons
 
 /** The response-cache plugin for the gateway's yoga server. */
 function useGatewayResponseCache(opts: ResponseCacheOptions, cache: Cache): Plugin {
-  const key: BuildResponseCacheKeyFunction = ({ documentString, variableValues, operationName, sessionId }) =>
-    hashSHA256(
-      JSON.stringify([
-        opts.version.current,
-        sessionId ?? '',
-        operationName ?? '',
-        variableValues ?? {},
-        documentString,
-      ]),
-    );
-  type Ctx = { req?: http.IncomingMessage; access?: Access };
-  return useResponseCache<Ctx>({
-    session: (_request, context) => askingUser(context)?.key ?? null,
+  return useVersionedResponseCache({
+    cache,
+    key: ({ documentString, variableValues, operationName, sessionId }) =>
+      hashSHA256(
+        JSON.stringify([
+          opts.version.current,
+          sessionId ?? '',
+          operationName ?? '',
+          variableValues ?? {},
+          documentString,
+        ]),
+      ),
+    session: (context) => askingUser(context)?.key ?? null,
     // HTTP and SSE only: graphql-ws runs operations without yoga's request pipeline, where the cache
     // keys its answers (an operation over a WebSocket always executes). No user, no cache either (the
     // operation's context refuses such a request anyway).
     enabled: (request, context) => request !== undefined && askingUser(context) !== undefined,
-    ttl: opts.ttlMs ?? 1000,
-    ttlPerSchemaCoordinate: { 'Query.schedulerStatus': 0 },
-    cache,
-    buildResponseCacheKey: key,
-    // Answers stay plain: no cache metadata in extensions (clients compare results).
-    includeExtensionMetadata: false,
-    invalidateViaMutation: false,
-  });
+    ttlMs: opts.ttlMs ?? 1000,
+    // The scheduler status follows the lease, which no view's event announces; introspection is not data.
+    uncachedRootFields: new Set(['schedulerStatus', '__schema']),
+  }) as Plugin;
 }
