@@ -64,6 +64,15 @@ describe('compareEngines: PodScheduled messages', () => {
     expect(compareEngines(scenario(), run(waiting), run(stuck(K8S)))).toEqual([]);
   });
 
+  it('a pod both engines left nominated must be nominated to the same node', () => {
+    const run = (o: PodOutcome) => ({ outcomes: [o], victims: [] });
+    const on = (node: string) => ({ ...stuck(K8S), nominated: node });
+    expect(compareEngines(scenario(), run(on('n1')), run(on('n1')))).toEqual([]);
+    expect(compareEngines(scenario(), run(on('n1')), run(on('n2')))).toEqual([
+      'Nominated nodes of p differ: kube-scheduler n1, nodeload n2',
+    ]);
+  });
+
   it('the condition reason counts too', () => {
     const run = (o: PodOutcome) => ({ outcomes: [o], victims: [] });
     expect(compareEngines(scenario(), run(stuck(K8S)), run(stuck(K8S, 'SchedulerError')))).toEqual([

@@ -73,8 +73,21 @@ export function compareEngines(s: Scenario, kubeRun: RunOutcome, nodeloadRun: Ru
     out.push(
       `Unschedulable counts differ: kube-scheduler ${k.length} [${k.join(', ')}], nodeload ${n.length} [${n.join(', ')}]`,
     );
+  if (mode === 'unschedulable-set')
+    out.push(...nominationDifferences(kubeRun.outcomes, nodeloadRun.outcomes));
   if (s.sameMessages !== false) out.push(...messageDifferences(kubeRun.outcomes, nodeloadRun.outcomes));
   return out;
+}
+
+/** A pod both engines left nominated (its victims held) must be nominated to the same node. */
+function nominationDifferences(kube: PodOutcome[], nodeload: PodOutcome[]): string[] {
+  const theirs = new Map(kube.map((o) => [o.pod, o.nominated]));
+  return nodeload
+    .filter((o) => o.nominated && theirs.get(o.pod) && theirs.get(o.pod) !== o.nominated)
+    .map(
+      (o) =>
+        `Nominated nodes of ${o.pod} differ: kube-scheduler ${theirs.get(o.pod)}, nodeload ${o.nominated}`,
+    );
 }
 
 /**

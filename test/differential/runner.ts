@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import {
   CoreV1Api,
   CustomObjectsApi,
+  EventsV1Api,
   type KubeConfig,
   NodeV1Api,
   StorageV1Api,
@@ -21,6 +22,7 @@ import {
 } from './checker.js';
 import { checkPreemption, checkVolumes } from './checker-volumes.js';
 import { checkExpectation, compareEngines } from './compare.js';
+import { compareEvents, type EventRecord, eventRecords } from './events.js';
 import { planRun, RUN_LABEL, type RunPlan } from './isolate.js';
 import { RunObjectsLifecycle } from './objects.js';
 import { ENGINES, type Engine, type PodOutcome, type Scenario } from './types.js';
@@ -44,6 +46,8 @@ export interface RunResult {
   expectation: string[];
   /** Existing pods (logical names) preempted during the run: deleted or being deleted at the end. */
   victims: string[];
+  /** The scheduler's Events about the run's pods (events.ts). */
+  events: EventRecord[];
   error?: string;
   ms: number;
 }
@@ -342,6 +346,19 @@ class Run {
     await this.objects.delete();
   }
 
+  /** The scheduler Events about the run's pods, in logical names. */
+  async events(snap: ClusterSnapshot): Promise<EventRecord[]> {
+    const api = this.env.kubeConfig.makeApiClient(EventsV1Api);
+    const lists = await Promise.all(
+      this.plan.namespaces.map((ns) => api.listNamespacedEvent({ namespace: ns.metadata?.name as string })),
+    );
+    return eventRecords(
+      lists.flatMap((l) => l.items),
+      this.plan.runId,
+      [...snap.pods, ...this.existing.values()],
+    );
+  }
+
   /** Existing pods gone, or on their way out, at the end of the run (logical names). */
   victims(snap: ClusterSnapshot): string[] {
     const live = new Map(snap.pods.map((p) => [podKey(p), p]));
@@ -375,6 +392,7 @@ export async function runEngine(
     violations: [],
     expectation: [],
     victims: [],
+    events: [],
     ms: 0,
   };
   try {
@@ -383,6 +401,7 @@ export async function runEngine(
     const snap = await run.snapshot();
     result.outcomes = run.outcomes(snap);
     result.victims = run.victims(snap);
+    result.events = await run.events(snap);
     const preBound = new Set(
       [...plan.existing, ...plan.incoming.filter((p) => p.spec?.nodeName)].map((p) => podKey(p)),
     );
@@ -445,7 +464,10 @@ export async function runScenario(
     RunResult,
     RunResult,
   ];
-  const differences = kube.error || nodeload.error ? [] : compareEngines(scenario, kube, nodeload);
+  const differences =
+    kube.error || nodeload.error
+      ? []
+      : [...compareEngines(scenario, kube, nodeload), ...compareEvents(scenario, kube, nodeload)];
   return { scenario, runs: { 'kube-scheduler': kube, nodeload }, differences };
 }
 
