@@ -14,12 +14,12 @@
  *    errors, nor the scheduler status (it follows the lease, which no view's event carries), nor
  *    anything asked over graphql-ws (it bypasses yoga's request pipeline, where answers are keyed).
  */
-import type http from 'node:http';
 import { type Cache, createInMemoryCache, hashSHA256 } from '@graphql-yoga/plugin-response-cache';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, type Registry } from 'prom-client';
 import type { Access } from '../server/access.js';
 import { accessOf } from '../server/user-auth.js';
+import type { GraphQLServerContext } from './context.js';
 import { useVersionedResponseCache } from './response-cache-plugin.js';
 
 /** Changes the views can show: each bumps the version, which invalidates every cached answer. */
@@ -51,7 +51,7 @@ export interface ResponseCacheOptions {
  * Who asks. The cache is consulted before the operation's context is built, so this reads what the
  * user port's gate left on the request (HTTP, SSE) or what the WebSocket connection carries.
  */
-function askingUser(context: { req?: http.IncomingMessage; access?: Access }): Access | undefined {
+function askingUser(context: GraphQLServerContext): Access | undefined {
   return context.access ?? (context.req ? accessOf(context.req) : undefined);
 }
 

@@ -61,6 +61,12 @@ function pv(
   };
 }
 
+/** A PV with only the beta zone label (zone a): the checker reads it as the GA one. */
+const betaZonePv: V1PersistentVolume = {
+  ...pv('v'),
+  metadata: { name: 'v', labels: { 'failure-domain.beta.kubernetes.io/zone': 'a' } },
+};
+
 const csiNode = (name: string, driver: string, count: number): V1CSINode => ({
   metadata: { name },
   spec: { drivers: [{ name: driver, nodeID: name, allocatable: { count } }] },
@@ -142,9 +148,7 @@ describe('checkVolumes', () => {
       {
         pods: [p('a', 'n2', ['c'])],
         claims: [claim('c', 'v')],
-        volumes: [
-          { ...pv('v'), metadata: { name: 'v', labels: { 'failure-domain.beta.kubernetes.io/zone': 'a' } } },
-        ],
+        volumes: [betaZonePv],
       },
       ['VolumeZone ns/a'],
     ],
@@ -153,9 +157,7 @@ describe('checkVolumes', () => {
       {
         pods: [p('a', 'n1', ['c'])],
         claims: [claim('c', 'v')],
-        volumes: [
-          { ...pv('v'), metadata: { name: 'v', labels: { 'failure-domain.beta.kubernetes.io/zone': 'a' } } },
-        ],
+        volumes: [betaZonePv],
       },
       [],
     ],
