@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpsRequestFn } from './request-https.js';
+import { httpsRequestFn, retryAfterMs } from './request-https.js';
 
 interface Seen {
   method: string | undefined;
@@ -16,7 +16,14 @@ interface Seen {
 let server: http.Server;
 let base: string;
 const seen: Seen[] = [];
-let answer: { status: number; body: string } = { status: 201, body: '{"kind":"Binding"}' };
+interface Answer {
+  status: number;
+  body: string;
+  headers?: Record<string, string>;
+}
+let answer: Answer = { status: 201, body: '{"kind":"Binding"}' };
+/** Answers given before `answer`, first first. */
+const script: Answer[] = [];
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -29,8 +36,9 @@ beforeAll(async () => {
         headers: req.headers,
         body: Buffer.concat(parts).toString(),
       });
-      res.writeHead(answer.status, { 'content-type': 'application/json' });
-      res.end(answer.body);
+      const a = script.shift() ?? answer;
+      res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers });
+      res.end(a.body);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -109,5 +117,50 @@ describe('httpsRequestFn', () => {
 
   it('is undefined for a cluster behind a proxy (client-node reaches it, this does not)', () => {
     expect(httpsRequestFn(kubeConfig({ proxyUrl: 'http://127.0.0.1:1' }))).toBeUndefined();
+  });
+
+  it('sends again what the API server asked to be retried (429, 5xx with Retry-After), waiting as told, up to 10 times', async () => {
+    seen.length = 0;
+    const throttled: Answer = {
+      status: 429,
+      body: '{"kind":"Status","message":"Too many requests, please try again later.","code":429}',
+      headers: { 'retry-after': '2' },
+    };
+    script.push(throttled, { ...throttled, status: 503, headers: { 'retry-after': '0' } });
+    answer = { status: 201, body: '{"kind":"Binding"}' };
+    const waits: number[] = [];
+    const retried: string[] = [];
+    const request = httpsRequestFn(kubeConfig(), {
+      sleep: async (ms) => void waits.push(ms),
+      onRetry: (code, method) => void retried.push(`${method} ${code}`),
+    });
+    await expect(request?.({ method: 'POST', path: '/b', body: { n: 1 } })).resolves.toBe(
+      '{"kind":"Binding"}',
+    );
+    expect(seen.map((s) => [s.method, s.url, s.body])).toEqual(Array(3).fill(['POST', '/b', '{"n":1}']));
+    expect(waits).toEqual([2000, 0]);
+    expect(retried).toEqual(['POST 429', 'POST 503']);
+
+    // The eleventh throttled answer is the caller's: 1 send + 10 retries.
+    seen.length = 0;
+    script.push(...Array(11).fill(throttled));
+    const err = await request?.({ method: 'POST', path: '/b', body: {} }).catch((e: unknown) => e);
+    expect((err as ApiException<string>).code).toBe(429);
+    expect(seen).toHaveLength(11);
+    script.length = 0;
+  });
+
+  it.each<[string, number, string | undefined, number | undefined]>([
+    ['429 with seconds', 429, '3', 3000],
+    ['429 with 0', 429, '0', 0],
+    ['429 without Retry-After', 429, undefined, undefined],
+    ['503 with seconds (a server going away)', 503, '1', 1000],
+    ['500 without Retry-After (etcd timed out: maybe committed)', 500, undefined, undefined],
+    ['504 with seconds', 504, '5', 5000],
+    ['409 with seconds: a conflict is never retried', 409, '1', undefined],
+    ['an HTTP date (client-go reads seconds only)', 429, 'Wed, 21 Oct 2026 07:28:00 GMT', undefined],
+    ['negative seconds', 429, '-1', undefined],
+  ])('retryAfterMs: %s', (_, status, header, expected) => {
+    expect(retryAfterMs(status, header)).toBe(expected);
   });
 });

@@ -10,6 +10,12 @@
  * rotate; a 401 drops them at once). Failures keep client-node's contract for its callers: an HTTP error
  * is an `ApiException` with the status code and the body text (the Status object), a transport error is
  * rejected as it is. `undefined` when the cluster goes through a proxy: callers then use client-node.
+ *
+ * An answer that says it was not served yet — 429, or any 5xx carrying Retry-After (API Priority and
+ * Fairness rejecting a request, a server shutting down) — is sent again after the seconds it names, at
+ * most 10 times, as client-go's rest client does (rest/with_retry.go checkWait): kube-scheduler's binds
+ * ride out a throttled API server that way, and so must ours, or every such bind fails, backs off and
+ * counts as an error.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -35,7 +41,31 @@ export interface HttpsRequestOptions {
   timeoutMs?: number;
   /** Sockets per agent. Default 64. */
   maxSockets?: number;
+  /** Sends of an answer asking for a retry (429, 5xx with Retry-After) made again at most. Default 10. */
+  maxRetries?: number;
+  /** Called before each such retry, with the answer's status code and the request's method (a metric). */
+  onRetry?: (status: number, method: KubeRequest['method']) => void;
   now?: () => number;
+  /** Waits the Retry-After (a seam for tests). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * The seconds to wait before sending again, when the answer asks for it: client-go's checkWait — a 429 or
+ * a 5xx with a Retry-After of whole seconds (the only form client-go reads; an HTTP date is not retried).
+ */
+export function retryAfterMs(status: number, retryAfter: string | undefined): number | undefined {
+  if (status !== 429 && status < 500) return undefined;
+  if (retryAfter === undefined || !/^\d+$/.test(retryAfter.trim())) return undefined;
+  return Number(retryAfter.trim()) * 1000;
+}
+
+const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+interface Answer {
+  code: number;
+  text: string;
+  headers: http.IncomingHttpHeaders;
 }
 
 export function httpsRequestFn(
@@ -63,9 +93,11 @@ export function httpsRequestFn(
     return auth.options;
   };
 
-  return async (req) => {
+  const maxRetries = opts.maxRetries ?? 10;
+  const sleep = opts.sleep ?? sleepMs;
+
+  const sendOnce = async (req: KubeRequest, payload: string | undefined): Promise<Answer> => {
     const base = await baseOptions();
-    const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
     const headers: http.OutgoingHttpHeaders = {
       ...(base.headers as http.OutgoingHttpHeaders | undefined),
       accept: 'application/json',
@@ -74,7 +106,7 @@ export function httpsRequestFn(
       headers['content-type'] = req.contentType ?? 'application/json';
       headers['content-length'] = Buffer.byteLength(payload);
     }
-    return await new Promise<string>((resolve, reject) => {
+    return await new Promise<Answer>((resolve, reject) => {
       const request = send(
         `${server}${req.path}`,
         { ...base, method: req.method, headers, timeout: timeoutMs },
@@ -82,23 +114,13 @@ export function httpsRequestFn(
           const parts: Buffer[] = [];
           response.on('data', (chunk: Buffer) => parts.push(chunk));
           response.on('error', reject);
-          response.on('end', () => {
-            const text = Buffer.concat(parts).toString('utf8');
-            const code = response.statusCode ?? 0;
-            if (code >= 200 && code < 300) {
-              resolve(text);
-              return;
-            }
-            if (code === 401) auth = undefined;
-            reject(
-              new ApiException(
-                code,
-                `HTTP-Code: ${code}\nBody: ${text}`,
-                text,
-                flatHeaders(response.headers),
-              ),
-            );
-          });
+          response.on('end', () =>
+            resolve({
+              code: response.statusCode ?? 0,
+              text: Buffer.concat(parts).toString('utf8'),
+              headers: response.headers,
+            }),
+          );
         },
       );
       request.on('timeout', () =>
@@ -107,6 +129,20 @@ export function httpsRequestFn(
       request.on('error', reject);
       request.end(payload);
     });
+  };
+
+  return async (req) => {
+    const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
+    for (let retries = 0; ; retries++) {
+      const { code, text, headers } = await sendOnce(req, payload);
+      if (code >= 200 && code < 300) return text;
+      if (code === 401) auth = undefined;
+      const wait = retries < maxRetries ? retryAfterMs(code, headers['retry-after']) : undefined;
+      if (wait === undefined)
+        throw new ApiException(code, `HTTP-Code: ${code}\nBody: ${text}`, text, flatHeaders(headers));
+      opts.onRetry?.(code, req.method);
+      await sleep(wait);
+    }
   };
 }
 

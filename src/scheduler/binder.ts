@@ -160,7 +160,19 @@ export class KubeSchedulerApi implements SchedulerApi {
   constructor(private readonly opts: KubeSchedulerApiOptions) {
     this.core = opts.kubeConfig.makeApiClient(CoreV1Api);
     this.events = opts.kubeConfig.makeApiClient(EventsV1Api);
-    this.request = httpsRequestFn(opts.kubeConfig);
+    const retries = opts.registry
+      ? new Counter({
+          name: 'nodeload_rest_client_request_retries_total',
+          help: "The scheduler's bindings and Events sent again because the API server asked for it (429, or a 5xx with Retry-After: API Priority and Fairness throttling), by status code and verb; as client-go's rest_client_request_retries_total.",
+          labelNames: ['code', 'verb'],
+          registers: [opts.registry],
+        })
+      : undefined;
+    this.request = httpsRequestFn(opts.kubeConfig, {
+      ...(retries
+        ? { onRetry: (code: number, verb: string) => retries.inc({ code: String(code), verb }) }
+        : {}),
+    });
     const dropped = opts.registry
       ? new Counter({
           name: 'nodeload_scheduler_events_dropped_total',

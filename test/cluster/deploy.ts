@@ -172,6 +172,7 @@ const CLUSTER_SCOPED = new Set([
   'ValidatingAdmissionPolicyBinding',
   'APIService',
   'PriorityClass',
+  'FlowSchema',
 ]);
 
 /** Kinds whose names are fixed by what they serve (plural.group, version.group): never renamed. */

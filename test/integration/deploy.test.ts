@@ -54,6 +54,7 @@ import {
   startDeployedGateway,
   tempDir,
 } from './deployed.js';
+import { dispatched, expectThrottledBindsRetried } from './flowcontrol.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -120,6 +121,7 @@ describe('kustomize renderings pass server-side dry run', () => {
       'ClusterRoleBinding',
       'CustomResourceDefinition',
       'Deployment',
+      'FlowSchema',
       'MutatingWebhookConfiguration',
       'Namespace',
       'PodDisruptionBudget',
@@ -590,6 +592,11 @@ describe('the gateway under the ServiceAccount the base grants', () => {
       ...identity.filter((o) => o.kind.startsWith('Cluster') || o.metadata.namespace === 'kube-system'),
     );
     await applyObjects(identity);
+    // Its FlowSchema: the API server queues the gateway's requests as kube-scheduler's.
+    const flowSchemas = rendered.objects.filter((o) => o.kind === 'FlowSchema');
+    expect(flowSchemas.map((o) => o.metadata.name)).toEqual([`${GATEWAY_NAME}-${suffix}`]);
+    cleanup.push(...flowSchemas);
+    await applyObjects(flowSchemas);
 
     const container = gatewayContainer(rendered.objects);
     expect(container.namespace).toBe(namespace);
@@ -631,6 +638,8 @@ describe('the gateway under the ServiceAccount the base grants', () => {
         return l.spec?.holderIdentity === gw.identity ? l : undefined;
       });
       expect(lease.spec?.holderIdentity).toBe(gw.identity);
+      // Its lease writes, lists and watches went through the base's FlowSchema, at kube-scheduler's level.
+      expect(await dispatched(`${GATEWAY_NAME}-${suffix}`, 'workload-high')).toBeGreaterThan(0);
 
       const work = await withNamespace('nl-deploy-work');
       // The operator (leader only) writes the rule's status and an Event.
@@ -664,6 +673,13 @@ describe('the gateway under the ServiceAccount the base grants', () => {
       await waitFor('FailedScheduling Event', async () => {
         const events = await kubeConfig().makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: work });
         return events.items.some((e) => e.reason === 'FailedScheduling' && e.regarding?.name === 'too-big');
+      });
+      await expectThrottledBindsRetried({
+        gw,
+        schedulerName,
+        serviceAccount: { namespace, name: container.serviceAccountName },
+        node,
+        cleanup,
       });
       await expectPreemption(gw, schedulerName, pools.preempt, preemptNode);
       await expectVolumesBound(gw, schedulerName, pools.volumes, volumeNodes[1] as string);
