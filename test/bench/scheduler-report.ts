@@ -342,7 +342,7 @@ export function schedulerReport(
         : []),
       `nodeload's own counters after its phases: bound ${String(gatewayStatus['bound'])}, failed ` +
         `${String(gatewayStatus['failed'])}, conflicts ${String(gatewayStatus['conflicts'])}, unschedulable ` +
-        `${String(gatewayStatus['unschedulable'])}.`,
+        `${String(gatewayStatus['unschedulable'])}. ${describeWrites(gatewayStatus)}`,
       'The gateway is `dist/bundle/main.mjs` (compiled by `npm run build`, bundled by `npm run build:bundle`, ' +
         'run by plain node as the image runs it) with ' +
         "every component (operator, scheduler, webhook, aggregated API, GraphQL), the Deployment's V8 flags and its " +
@@ -350,4 +350,19 @@ export function schedulerReport(
         'kube-scheduler is a Go binary with its own informers.',
     ],
   };
+}
+
+/**
+ * What the gateway's writes met: failed binds by error (each requeued and bound later, so a failure is a
+ * delay, not a lost pod), requests sent again at the API server's word, and Events dropped.
+ */
+function describeWrites(status: Record<string, unknown>): string {
+  const failed = Object.entries((status['failedBinds'] as Record<string, number> | undefined) ?? {})
+    .sort((a, b) => b[1] - a[1])
+    .map(([err, n]) => `${fmt.int(n)} × "${err}"`);
+  return (
+    `Failed binds by error, from its log (each requeued and bound later): ${failed.length ? failed.join(', ') : 'none'}. ` +
+    `Bindings and Events sent again after a 429 or a 5xx with Retry-After: ${fmt.int(Number(status['requestRetries'] ?? 0))}. ` +
+    `Events dropped (best effort; its Event queue holds 5,000, written 4 at a time): ${fmt.int(Number(status['eventsDropped'] ?? 0))}.`
+  );
 }

@@ -14,7 +14,7 @@
 // rate, which the creator's pace cannot bound. The pods are deleted before the next phase. A bare binder
 // (bare-binder.ts) that binds the same pods to precomputed nodes gives the ceiling of this API server and box.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import path from 'node:path';
@@ -25,6 +25,7 @@ import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js'
 import { createLogger } from '../../src/server/log.js';
 import { freePorts, waitForDefaultServiceAccount } from '../cluster/controlplane.js';
 import { loadKubeConfig } from '../cluster/nodes.js';
+import { failedBindsByError, metricSum } from './gateway-figures.js';
 import {
   type BenchCluster,
   type BenchReport,
@@ -302,6 +303,9 @@ export async function runSchedulerBench(
   try {
     const fast = await startFastKubeScheduler(cluster);
     if (fast.child) children.push(fast.child);
+    // The gateway log is shared with the benches before this one (appended): this gateway's part starts here.
+    const gatewayLog = path.join(cluster.workDir, 'gateway.log');
+    const logStart = existsSync(gatewayLog) ? statSync(gatewayLog).size : 0;
     const gateway = await startGateway(cluster);
     if (gateway.child) children.push(gateway.child);
     const bare = opts.ceiling ? await startBareBinder(cluster, opts.nodes) : undefined;
@@ -344,7 +348,13 @@ export async function runSchedulerBench(
     const status = await fetch(`http://127.0.0.1:${gateway.httpPort}/scheduler/status`).then(
       (r) => r.json() as Promise<Record<string, unknown>>,
     );
-    return schedulerReport(opts, live, backlog, idle, status);
+    const metrics = await fetch(`http://127.0.0.1:${gateway.httpPort}/metrics`).then((r) => r.text());
+    return schedulerReport(opts, live, backlog, idle, {
+      ...status,
+      eventsDropped: metricSum(metrics, 'nodeload_scheduler_events_dropped_total'),
+      requestRetries: metricSum(metrics, 'nodeload_rest_client_request_retries_total'),
+      failedBinds: failedBindsByError(readFileSync(gatewayLog).subarray(logStart).toString('utf8')),
+    });
   } finally {
     for (const c of children.reverse()) await stopChild(c);
   }

@@ -97,6 +97,9 @@ function webhookRequest(): LoopRequest {
 interface Phase {
   loop: LoopResult;
   cpuSeconds: number;
+  /** Cores the flood's reader (a child process) and the whole machine used over the phase. */
+  clientCores: number;
+  machineCores: number;
 }
 
 function describeLoop(r: LoopResult) {
@@ -120,7 +123,7 @@ const GATE_SETTINGS: GateSetting[] = [
 interface GateRun {
   setting: GateSetting;
   /** The GraphQL phase's response-cache lookups (hit, miss) and data changes by source, from the gateway's /metrics. */
-  views?: { graphql: Phase; rest: Phase; cache: Record<string, number> };
+  views?: { graphql: Phase; rest: Phase; cache: Record<string, number>; machineIdleCores: number };
   webhookAlone: LoopResult;
   webhookFlooded: LoopResult;
   floodDuringWebhook: LoopResult;
@@ -167,11 +170,27 @@ async function measureGate(
       request: webhookRequest(),
     });
   const timed = async (fn: () => Promise<LoopResult>): Promise<Phase> => {
-    const before = procStats(gw.pid).cpuSeconds;
+    const before = [
+      procStats(gw.pid).cpuSeconds,
+      procStats(userLoops.pid ?? 0).cpuSeconds,
+      machineCpu(),
+    ] as const;
     const loop = await fn();
-    return { loop, cpuSeconds: procStats(gw.pid).cpuSeconds - before };
+    const seconds = loop.elapsedMs / 1000;
+    return {
+      loop,
+      cpuSeconds: procStats(gw.pid).cpuSeconds - before[0],
+      clientCores: (procStats(userLoops.pid ?? 0).cpuSeconds - before[1]) / seconds,
+      machineCores: busyCores(before[2], machineCpu(), os.cpus().length),
+    };
   };
   try {
+    // What the rest of the machine runs before any load: in a full `npm run bench` the cluster carries
+    // what the benches before this one left.
+    const idleBefore = machineCpu();
+    await sleep(3000);
+    const machineIdleCores = busyCores(idleBefore, machineCpu(), os.cpus().length);
+    log(`views (${setting.label}): machine busy ${machineIdleCores.toFixed(2)} cores before the warm-up`);
     log(`views (${setting.label}): warm-up`);
     await Promise.all([flood(5000), webhook(5000)]);
     let views: GateRun['views'];
@@ -190,7 +209,7 @@ async function measureGate(
           request: nodeLoadRoute,
         }),
       );
-      views = { graphql, rest, cache };
+      views = { graphql, rest, cache, machineIdleCores };
       log(
         `views: graphql ${fmt.int(describeLoop(graphql.loop).rate)}/s, rest ${fmt.int(describeLoop(rest.loop).rate)}/s`,
       );
@@ -380,6 +399,7 @@ export async function runViewsBench(
           .filter(([, n]) => n > 0)
           .map(([counter, n]) => `${fmt.int(n)} ${counter}`)
           .join(', ')}.`,
+      `Cores used during the GraphQL phase: the gateway ${(views.graphql.cpuSeconds / (views.graphql.loop.elapsedMs / 1000)).toFixed(2)}, the flood's reader ${views.graphql.clientCores.toFixed(2)}, the whole machine ${views.graphql.machineCores.toFixed(2)} of ${os.cpus().length}; during the JSON route's: ${(views.rest.cpuSeconds / (views.rest.loop.elapsedMs / 1000)).toFixed(2)}, ${views.rest.clientCores.toFixed(2)}, ${views.rest.machineCores.toFixed(2)}. The machine before the gateway's warm-up (3 s, no load of this bench): ${views.machineIdleCores.toFixed(2)} cores busy — what the cluster and the benches before this one left running.`,
       'Each figure moves with what else the 2-core machine runs; the ratios compare phases of one run.',
     ],
   };
