@@ -183,6 +183,8 @@ export class KubeSchedulerApi implements SchedulerApi {
     this.writes = new WriteQueue({
       bucket: opts.writeBucket,
       concurrency: opts.writeConcurrency ?? 4,
+      // An Event backlog recruits writers (one per 250 queued, up to 16): see write-queue.ts.
+      maxConcurrency: Math.max(opts.writeConcurrency ?? 4, 16),
       maxPendingEvents: opts.maxPendingEvents ?? 5000,
       log: opts.log,
       failureLevel: writeFailureLevel,
@@ -386,17 +388,27 @@ export class KubeSchedulerApi implements SchedulerApi {
   async listDecisions(max: number): Promise<Decision[]> {
     const out: Decision[] = [];
     let cont: string | undefined;
+    const fieldSelector = `reportingController=${this.opts.controller}`;
     do {
-      const page = await this.events.listEventForAllNamespaces({
-        fieldSelector: `reportingController=${this.opts.controller}`,
-        limit: 500,
-        _continue: cont,
-      });
+      // On node:https the page is one JSON.parse: client-node's serializer walks every field of every
+      // Event (each ~3.7 KB with its decision), and a gateway after a busy hour reads thousands at start.
+      const page: { items: unknown[]; metadata?: { _continue?: string; continue?: string } } = this.request
+        ? (JSON.parse(
+            await this.request({
+              method: 'GET',
+              path: `/apis/events.k8s.io/v1/events?${new URLSearchParams({
+                fieldSelector,
+                limit: '500',
+                ...(cont ? { continue: cont } : {}),
+              })}`,
+            }),
+          ) as { items: unknown[]; metadata?: { continue?: string } })
+        : await this.events.listEventForAllNamespaces({ fieldSelector, limit: 500, _continue: cont });
       for (const ev of page.items) {
         const d = decisionFromEvent(ev);
         if (d) out.push(d);
       }
-      cont = page.metadata?._continue || undefined;
+      cont = page.metadata?._continue || page.metadata?.continue || undefined;
     } while (cont && out.length < max * 4);
     out.sort((a, b) => Date.parse(a.time) - Date.parse(b.time));
     return out.slice(-max);

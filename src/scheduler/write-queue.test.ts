@@ -6,13 +6,18 @@ import { type Write, type WriteKind, WriteQueue } from './write-queue.js';
 const log = pino({ level: 'silent' });
 
 /** A queue whose writes wait until released, so what is queued and in which order can be read. */
-function harness(maxPendingEvents: number, concurrency = 1) {
+function harness(
+  maxPendingEvents: number,
+  concurrency = 1,
+  more: { maxConcurrency?: number; eventsPerExtraWriter?: number } = {},
+) {
   const ran: string[] = [];
   const releases: (() => void)[] = [];
   let drops = 0;
   const queue = new WriteQueue({
     bucket: new TokenBucket({ qps: 1e9, burst: 1e9 }),
     concurrency,
+    ...more,
     maxPendingEvents,
     log,
     failureLevel: () => 'debug',
@@ -131,5 +136,20 @@ describe('WriteQueue', () => {
     await h.drain();
     expect(h.ran).toEqual(['status:a']);
     expect(h.queue.size).toBe(0);
+  });
+
+  it.each([
+    { name: 'few Events queued: the base concurrency', events: 1, started: 1 },
+    { name: 'one more writer per 2 queued Events', events: 5, started: 3 },
+    { name: 'never past maxConcurrency', events: 40, started: 4 },
+  ])('an Event backlog recruits writers: $name', async ({ events, started }) => {
+    const h = harness(100, 1, { maxConcurrency: 4, eventsPerExtraWriter: 2 });
+    // A running pod write holds the one base slot while the Events are queued behind it.
+    h.queue.push(h.write('blocker', 'pod'));
+    for (let i = 0; i < events; i++) h.queue.push(h.write(`e${i}`, 'event'));
+    await new Promise((r) => setImmediate(r));
+    expect(h.ran).toHaveLength(started);
+    await h.drain();
+    expect(h.ran).toHaveLength(events + 1);
   });
 });

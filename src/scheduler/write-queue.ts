@@ -11,6 +11,11 @@
  * any queued Event; Events are dropped past `maxPendingEvents`, counted, and logged once per hundred.
  * Under a 20,000-pod burst the Scheduled Events alone fill the buffer: a dropped Event must not cost a
  * victim its eviction or a pod its condition.
+ *
+ * A backlog of Events recruits writers: one more per `eventsPerExtraWriter` queued, up to
+ * `maxConcurrency`. Each of our Events carries its decision (~3.7 KB against kube-scheduler's ~0.8 KB),
+ * and at 5,000 nodes 4 writers at a time kept up with neither a 114 pods/s burst nor a 173 pods/s drain:
+ * 20,901 of 40,000 Scheduled Events were dropped. The bucket still bounds the rate.
  */
 import type { Logger } from '../server/log.js';
 import { acquireToken, type TokenBucket } from './ratelimit.js';
@@ -26,7 +31,12 @@ export interface Write {
 
 export interface WriteQueueOptions {
   bucket: TokenBucket;
+  /** Writes in flight at most while few Events are queued. */
   concurrency: number;
+  /** Writes in flight at most however many Events are queued (default: `concurrency`). */
+  maxConcurrency?: number;
+  /** One more write in flight per this many queued Events, up to `maxConcurrency` (default 250). */
+  eventsPerExtraWriter?: number;
   /** Queued Events beyond which a new one is dropped. */
   maxPendingEvents: number;
   log: Logger;
@@ -100,8 +110,15 @@ export class WriteQueue {
     return undefined;
   }
 
+  /** Writes allowed in flight now: more while Events pile up. */
+  private limit(): number {
+    const extra = Math.floor(this.pending.event.size / (this.opts.eventsPerExtraWriter ?? 250));
+    const { concurrency, maxConcurrency = concurrency } = this.opts;
+    return Math.max(concurrency, Math.min(maxConcurrency, concurrency + extra));
+  }
+
   private pump(): void {
-    while (this.running < this.opts.concurrency) {
+    while (this.running < this.limit()) {
       const w = this.next();
       if (!w) return;
       this.running++;

@@ -331,6 +331,11 @@ export function schedulerReport(
         "and after each phase; quantiles interpolated within a bucket as PromQL's histogram_quantile does, so a " +
         'figure under 1 ms for kube-scheduler only says its attempts fell in the first bucket.',
       ...[algorithmBoundNote(nodeload, backlog.nodeload)].filter((n): n is string => n !== undefined),
+      `nodeload writes its Events off the hot path: at its last binding, Events were still queued; the bench ` +
+        `waits until its queue is empty before the next phase (longest wait: live ${fmt.ms((nodeload.eventTailSeconds ?? 0) * 1000)} ms, ` +
+        `backlog ${fmt.ms((backlog.nodeload.eventTailSeconds ?? 0) * 1000)} ms), so those writes do not load the API server under ` +
+        "another scheduler's timing, and counts the CPU they cost in its pods per CPU-second. kube-scheduler " +
+        'writes each Event from its broadcaster as it goes (one at a time); its pods/s include that work.',
       ...(nodeload.memory
         ? [
             `nodeload's memory right after its live phase (its /metrics: prom-client's process and V8 heap ` +

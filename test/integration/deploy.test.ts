@@ -254,7 +254,7 @@ describe('the Helm chart', () => {
     expect(warnings).not.toMatch(/PodSecurity|would violate/i);
   });
 
-  it('helm template passes server-side dry run: extender mode, provided certificate, NetworkPolicy, rules, user port TLS', async () => {
+  it('helm template passes server-side dry run: extender mode, provided certificate, NetworkPolicy, rules, user port TLS, no FlowSchema', async () => {
     const rendered = await helmTemplate(helm, {
       set: [
         'mode=extender',
@@ -268,8 +268,10 @@ describe('the Helm chart', () => {
         'extraArgs[0]=--stale-metrics-policy=fail-closed',
         'userPort.tls.secretName=nodeload-user-tls',
         'userPort.tls.clientCAConfigMap=nodeload-user-client-ca',
+        'flowSchema.enabled=false',
       ],
     });
+    expect(rendered.filter((o) => o.kind === 'FlowSchema')).toEqual([]);
     const { objects } = await isolatedRendering([NAMESPACE, ...rendered], 'nl-dry-helm-x');
     // The rule needs its CRD served (shared by every test: applied, never removed).
     await applyObjects(objects.filter((o) => o.kind === 'CustomResourceDefinition'));
