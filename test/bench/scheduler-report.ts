@@ -368,6 +368,6 @@ function describeWrites(status: Record<string, unknown>): string {
   return (
     `Failed binds by error, from its log (each requeued and bound later): ${failed.length ? failed.join(', ') : 'none'}. ` +
     `Bindings and Events sent again after a 429 or a 5xx with Retry-After: ${fmt.int(Number(status['requestRetries'] ?? 0))}. ` +
-    `Events dropped (best effort; its Event queue holds 5,000, written 4 at a time): ${fmt.int(Number(status['eventsDropped'] ?? 0))}.`
+    `Events dropped (best effort; its Event queue holds 5,000, written 4 at a time, up to 16 while they pile up): ${fmt.int(Number(status['eventsDropped'] ?? 0))}.`
   );
 }
