@@ -163,7 +163,7 @@ export class KubeSchedulerApi implements SchedulerApi {
     const retries = opts.registry
       ? new Counter({
           name: 'nodeload_rest_client_request_retries_total',
-          help: "The scheduler's bindings and Events sent again because the API server asked for it (429, or a 5xx with Retry-After: API Priority and Fairness throttling), by status code and verb; as client-go's rest_client_request_retries_total.",
+          help: "Requests of the scheduler's own client (bindings, Events, reading its decision history back) sent again because the API server asked for it (429, or a 5xx with Retry-After: API Priority and Fairness throttling), by status code and verb; as client-go's rest_client_request_retries_total.",
           labelNames: ['code', 'verb'],
           registers: [opts.registry],
         })
