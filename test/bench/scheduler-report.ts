@@ -335,7 +335,8 @@ export function schedulerReport(
         `waits until its queue is empty before the next phase (longest wait: live ${fmt.ms((nodeload.eventTailSeconds ?? 0) * 1000)} ms, ` +
         `backlog ${fmt.ms((backlog.nodeload.eventTailSeconds ?? 0) * 1000)} ms), so those writes do not load the API server under ` +
         "another scheduler's timing, and counts the CPU they cost in its pods per CPU-second. kube-scheduler " +
-        'writes each Event from its broadcaster as it goes (one at a time); its pods/s include that work.',
+        "writes each Event as it goes, on a goroutine of its own within its client's QPS (client-go's events " +
+        'broadcaster); its pods/s include that work.',
       ...(nodeload.memory
         ? [
             `nodeload's memory right after its live phase (its /metrics: prom-client's process and V8 heap ` +
