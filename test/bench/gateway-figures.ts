@@ -1,13 +1,4 @@
-// Figures read from the gateway under a bench: its /metrics text and its log file.
-
-/** A counter of the Prometheus text summed over its series (0 when absent). */
-export function metricSum(text: string, name: string): number {
-  let sum = 0;
-  for (const line of text.split('\n'))
-    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`))
-      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  return sum;
-}
+// Figures read from the gateway's log under a bench.
 
 /** The gateway log's failed binds ("bind failed; requeued"), counted by their error. */
 export function failedBindsByError(log: string): Record<string, number> {

@@ -14,7 +14,7 @@
 // rate, which the creator's pace cannot bound. The pods are deleted before the next phase. A bare binder
 // (bare-binder.ts) that binds the same pods to precomputed nodes gives the ceiling of this API server and box.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import path from 'node:path';
@@ -25,7 +25,8 @@ import { RULE_GROUP, RULE_PLURAL, RULE_VERSION } from '../../src/rules/types.js'
 import { createLogger } from '../../src/server/log.js';
 import { freePorts, waitForDefaultServiceAccount } from '../cluster/controlplane.js';
 import { loadKubeConfig } from '../cluster/nodes.js';
-import { failedBindsByError, metricSum } from './gateway-figures.js';
+import { metricSum } from '../cluster/prom-text.js';
+import { failedBindsByError } from './gateway-figures.js';
 import {
   type BenchCluster,
   type BenchReport,
@@ -181,12 +182,14 @@ function readKubeSchedulerMetrics(cluster: BenchCluster, port: number): Promise<
 export async function startGateway(
   cluster: BenchCluster,
   extraArgs: string[] = [],
-): Promise<SchedulerProcess & { httpPort: number; inspectPort?: number }> {
+): Promise<SchedulerProcess & { httpPort: number; inspectPort?: number; log: () => string }> {
   const [httpPort, inspectPort] = (await freePorts(2)) as [number, number];
   // NODELOAD_BENCH_ALLOC_PROFILE=1: the inspector on loopback, for allocation sampling (alloc-profile.ts).
   const inspect = process.env['NODELOAD_BENCH_ALLOC_PROFILE'] === '1';
   const logFile = path.join(cluster.workDir, 'gateway.log');
+  // The log file is shared with the gateways of the benches before (appended): this one's part starts here.
   const logStart = existsSync(logFile) ? statSync(logFile).size : 0;
+  const log = () => readFrom(logFile, logStart);
   const child = spawnJs(
     gatewayEntry(),
     [
@@ -238,11 +241,7 @@ export async function startGateway(
   // benches before leave by the ten thousand (~3.7 KB each, kept an hour) — 9 s of the API server and
   // the gateway on 2 cores after the 1,000-node scheduler bench. No figure is taken before it is done.
   const deadline = Date.now() + 120_000;
-  while (
-    !/decision history rebuilt|could not rebuild the decision history/.test(
-      readFileSync(logFile).subarray(logStart).toString('utf8'),
-    )
-  ) {
+  while (!/decision history rebuilt|could not rebuild the decision history/.test(log())) {
     if (Date.now() > deadline)
       throw new Error(`nodeload gateway: no decision history after 120 s (see ${logFile})`);
     await new Promise((r) => setTimeout(r, 200));
@@ -264,13 +263,10 @@ export async function startGateway(
       memoryPrefix: 'nodeload_',
     },
     eventBacklog: async () =>
-      metricSum(
-        (await fetch(`${base}/metrics`).then((r) => r.text()))
-          .split('\n')
-          .filter((l) => l.includes('kind="event"'))
-          .join('\n'),
-        'nodeload_scheduler_pending_writes',
-      ),
+      metricSum(await fetch(`${base}/metrics`).then((r) => r.text()), 'nodeload_scheduler_pending_writes', {
+        kind: 'event',
+      }),
+    log,
   };
 }
 
@@ -325,9 +321,6 @@ export async function runSchedulerBench(
   try {
     const fast = await startFastKubeScheduler(cluster);
     if (fast.child) children.push(fast.child);
-    // The gateway log is shared with the benches before this one (appended): this gateway's part starts here.
-    const gatewayLog = path.join(cluster.workDir, 'gateway.log');
-    const logStart = existsSync(gatewayLog) ? statSync(gatewayLog).size : 0;
     const gateway = await startGateway(cluster);
     if (gateway.child) children.push(gateway.child);
     const bare = opts.ceiling ? await startBareBinder(cluster, opts.nodes) : undefined;
@@ -375,10 +368,22 @@ export async function runSchedulerBench(
       ...status,
       eventsDropped: metricSum(metrics, 'nodeload_scheduler_events_dropped_total'),
       requestRetries: metricSum(metrics, 'nodeload_rest_client_request_retries_total'),
-      failedBinds: failedBindsByError(readFileSync(gatewayLog).subarray(logStart).toString('utf8')),
+      failedBinds: failedBindsByError(gateway.log()),
     });
   } finally {
     for (const c of children.reverse()) await stopChild(c);
+  }
+}
+
+/** What the file holds past `offset`: the part of an appended log one process wrote. */
+function readFrom(file: string, offset: number): string {
+  const fd = openSync(file, 'r');
+  try {
+    const bytes = Buffer.alloc(Math.max(0, fstatSync(fd).size - offset));
+    readSync(fd, bytes, 0, bytes.length, offset);
+    return bytes.toString('utf8');
+  } finally {
+    closeSync(fd);
   }
 }
 

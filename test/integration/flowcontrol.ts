@@ -5,20 +5,13 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import type { KubeObject } from '../cluster/deploy.js';
+import { metricSum } from '../cluster/prom-text.js';
 import { coreApi, uniqueName, waitFor, withNamespace } from './context.js';
 import { applyObjects, type DeployedGateway, deleteObjects, kubectlRun } from './deployed.js';
 
-/** The sum of an API server counter over the series carrying every one of `labels`. */
+/** An API server counter (its /metrics, read as the admin) summed over the series carrying `labels`. */
 async function apiserverCounter(metric: string, labels: Record<string, string>): Promise<number> {
-  const { stdout } = await kubectlRun(['get', '--raw', '/metrics']);
-  let sum = 0;
-  for (const line of stdout.split('\n')) {
-    if (!line.startsWith(`${metric}{`)) continue;
-    const set = line.slice(metric.length + 1, line.lastIndexOf('}'));
-    if (Object.entries(labels).every(([k, v]) => set.split(',').includes(`${k}="${v}"`)))
-      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
+  return metricSum((await kubectlRun(['get', '--raw', '/metrics'])).stdout, metric, labels);
 }
 
 /** Requests the API server dispatched under the FlowSchema, at the priority level. */
