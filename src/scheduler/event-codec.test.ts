@@ -3,6 +3,7 @@ import {
   DECISION_ANNOTATION,
   decisionEvent,
   decisionFromEvent,
+  EVENT_FEASIBLE_CANDIDATES,
   encodeDecision,
   MAX_NOTE_BYTES,
   truncateBytes,
@@ -144,17 +145,23 @@ describe('decision events', () => {
   it('caps the annotation, keeping feasible nodes first and one node per distinct reason', () => {
     const allowed = Array.from({ length: 40 }, (_, i) => `node-${String(i).padStart(4, '0')}`);
     const d = decide(2000, allowed);
-    // Uncapped: the 10 best feasible nodes and one outside allowedNodes, the other 1,989 omitted.
-    const full = JSON.parse(encodeDecision(d)) as { c: unknown[]; om: number };
-    expect(full.c).toHaveLength(11);
-    expect(full.om).toBe(1989);
-    const json = encodeDecision(d, 1536);
-    expect(Buffer.byteLength(json)).toBeLessThanOrEqual(1536);
+    // Uncapped: the 3 best feasible nodes (the chosen one first) and one outside allowedNodes, the
+    // other 1,996 omitted; the in-memory history keeps 10 feasible, the Event fewer.
+    const full = JSON.parse(encodeDecision(d)) as { c: unknown[][]; om: number };
+    expect(full.c.map((c) => c[0])).toEqual([
+      ...keyCandidates(d.candidates, EVENT_FEASIBLE_CANDIDATES).map((c) => c.node),
+    ]);
+    expect(full.c).toHaveLength(EVENT_FEASIBLE_CANDIDATES + 1);
+    expect(full.c[0]?.[0]).toBe(d.node);
+    expect(full.om).toBe(2000 - EVENT_FEASIBLE_CANDIDATES - 1);
+    expect(keyCandidates(d.candidates).length).toBeGreaterThan(full.c.length);
+    const json = encodeDecision(d, 900);
+    expect(Buffer.byteLength(json)).toBeLessThanOrEqual(900);
     // As many as fit: the room left is less than one more candidate would take.
     const items = (JSON.parse(json) as { c: unknown[] }).c;
-    expect(items.length).toBeLessThan(11);
+    expect(items.length).toBeLessThan(full.c.length);
     const largest = Math.max(...items.map((c) => Buffer.byteLength(JSON.stringify(c))));
-    expect(1536 - Buffer.byteLength(json)).toBeLessThan(largest + 1);
+    expect(900 - Buffer.byteLength(json)).toBeLessThan(largest + 1);
     const back = decisionFromEvent({
       reason: 'Scheduled',
       note: d.message,

@@ -193,6 +193,8 @@ export interface PhaseResult {
   memory?: MemoryBreakdown | undefined;
   /** Last pod bound → its Event queue empty, where it reports one (its CPU for them is in `after`). */
   eventTailSeconds?: number | undefined;
+  /** Median bytes of a sample of this phase's Scheduled Events as the API server serves them. */
+  scheduledEventBytes?: number | undefined;
   overcommitted: string[];
   nodesUsed: number;
   maxPodsOnNode: number;
@@ -220,6 +222,8 @@ export interface Combined {
   memory?: MemoryBreakdown | undefined;
   /** The longest of the rounds'. */
   eventTailSeconds?: number | undefined;
+  /** The last round's. */
+  scheduledEventBytes?: number | undefined;
   cpuSeconds: number;
   /** After the last round. */
   rssBytes: number;
@@ -261,6 +265,7 @@ export function combine(rs: PhaseResult[]): Combined {
     ...(rs.every((r) => r.eventTailSeconds !== undefined)
       ? { eventTailSeconds: Math.max(...rs.map((r) => r.eventTailSeconds ?? 0)) }
       : {}),
+    scheduledEventBytes: last.scheduledEventBytes,
     cpuSeconds: sum((r) => r.after.cpuSeconds - r.before.cpuSeconds),
     rssBytes: last.after.rssBytes,
     peakRssBytes: Math.max(...rs.map((r) => r.after.peakRssBytes)),
@@ -429,6 +434,36 @@ export async function deleteAllPods(core: CoreV1Api): Promise<void> {
   await sleep(3000);
 }
 
+/**
+ * What one Scheduled Event costs the API server and etcd: the median size, as JSON from the core API, of
+ * the Events of up to 20 pods spread over the phase (the same measure for every scheduler).
+ */
+async function sampleScheduledEventBytes(
+  cluster: BenchCluster,
+  names: string[],
+): Promise<number | undefined> {
+  const { base, agent } = adminAgent(cluster, 4);
+  const step = Math.max(1, Math.floor(names.length / 20));
+  const sizes: number[] = [];
+  try {
+    for (let i = 0; i < names.length; i += step) {
+      const selector = `involvedObject.name=${names[i]},reason=Scheduled`;
+      const url = new URL(`/api/v1/namespaces/${SCHED_NAMESPACE}/events`, base);
+      url.searchParams.set('fieldSelector', selector);
+      const text = await new Promise<string>((resolve, reject) => {
+        https
+          .get(url, { agent }, (res) => responseText(res, 200, 'list events').then(resolve, reject))
+          .on('error', reject);
+      });
+      for (const item of (JSON.parse(text) as { items: unknown[] }).items)
+        sizes.push(Buffer.byteLength(JSON.stringify(item)));
+    }
+  } finally {
+    agent.destroy();
+  }
+  return sizes.length ? summarize(sizes).p50 : undefined;
+}
+
 export async function runPhase(
   cluster: BenchCluster,
   kc: KubeConfig,
@@ -513,6 +548,7 @@ export async function runPhase(
   const complete = boundAt.size >= opts.pods;
   const end = complete ? lastBound : performance.now();
   const checks = await checkPlacements(core, prefix);
+  const scheduledEventBytes = await sampleScheduledEventBytes(cluster, names);
   const result: PhaseResult = {
     scheduler: sched,
     mode,
@@ -538,6 +574,7 @@ export async function runPhase(
       combineSumCounts(algorithmAfter.gc, algorithmBefore.gc, -1),
     memory: algorithmAfter?.memory,
     eventTailSeconds,
+    scheduledEventBytes,
     ...checks,
   };
   const lat = summarize(latencies);

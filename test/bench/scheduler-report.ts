@@ -336,7 +336,12 @@ export function schedulerReport(
         `backlog ${fmt.ms((backlog.nodeload.eventTailSeconds ?? 0) * 1000)} ms), so those writes do not load the API server under ` +
         "another scheduler's timing, and counts the CPU they cost in its pods per CPU-second. kube-scheduler " +
         "writes each Event as it goes, on a goroutine of its own within its client's QPS (client-go's events " +
-        'broadcaster); its pods/s include that work.',
+        'broadcaster); its pods/s include that work.' +
+        (nodeload.scheduledEventBytes && fast.scheduledEventBytes
+          ? ` One Scheduled Event, median of 20 sampled per phase as JSON from the core API: nodeload ` +
+            `${fmt.int(nodeload.scheduledEventBytes)} B (its decision rides in an annotation), kube-scheduler ` +
+            `${fmt.int(fast.scheduledEventBytes)} B.`
+          : ''),
       ...(nodeload.memory
         ? [
             `nodeload's memory right after its live phase (its /metrics: prom-client's process and V8 heap ` +
