@@ -343,6 +343,7 @@ export class KubeSchedulerApi implements SchedulerApi {
     this.writes.push({
       key: `event:${seq}`,
       kind: 'event',
+      warning: ev.type === 'Warning',
       run: () =>
         this.post(`/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(ev.namespace)}/events`, body, () =>
           this.events.createNamespacedEvent({ namespace: ev.namespace, body }),
@@ -362,6 +363,7 @@ export class KubeSchedulerApi implements SchedulerApi {
     this.writes.push({
       key: `series:${podKey}`,
       kind: 'event',
+      warning: true, // a series is FailedScheduling's
       run: async () => {
         try {
           await this.events.patchNamespacedEvent(

@@ -24,9 +24,10 @@ function harness(
     describeError: String,
     onDrop: () => drops++,
   });
-  const write = (key: string, kind: WriteKind): Write => ({
+  const write = (key: string, kind: WriteKind, warning?: 'warning'): Write => ({
     key,
     kind,
+    ...(warning ? { warning: true } : {}),
     run: () =>
       new Promise<void>((resolve) => {
         ran.push(key);
@@ -74,6 +75,43 @@ describe('WriteQueue', () => {
       dropped: 0,
     },
     {
+      name: "a Warning finding the Events full takes the oldest Normal one's place",
+      pushes: [
+        ['blocker', 'pod'],
+        ['e1', 'event'],
+        ['e2', 'event'],
+        ['w1', 'event', 'warning'],
+      ],
+      accepted: [true, true, true, true],
+      order: ['blocker', 'w1', 'e2'],
+      dropped: 1,
+    },
+    {
+      name: 'a Warning is dropped when every queued Event is a Warning, and a Normal one too',
+      pushes: [
+        ['blocker', 'pod'],
+        ['w1', 'event', 'warning'],
+        ['w2', 'event', 'warning'],
+        ['w3', 'event', 'warning'],
+        ['e1', 'event'],
+      ],
+      accepted: [true, true, true, false, false],
+      order: ['blocker', 'w1', 'w2'],
+      dropped: 2,
+    },
+    {
+      name: 'Warnings are written before Normal Events queued earlier, after pod writes',
+      pushes: [
+        ['blocker', 'pod'],
+        ['e1', 'event'],
+        ['w1', 'event', 'warning'],
+        ['status:a', 'pod'],
+      ],
+      accepted: [true, true, true, true],
+      order: ['blocker', 'status:a', 'w1', 'e1'],
+      dropped: 0,
+    },
+    {
       name: 'pod writes never drop, however many',
       pushes: Array.from({ length: 6 }, (_, i) => [`status:${i}`, 'pod']),
       accepted: Array.from({ length: 6 }, () => true),
@@ -82,13 +120,13 @@ describe('WriteQueue', () => {
     },
   ] as {
     name: string;
-    pushes: [string, WriteKind][];
+    pushes: [string, WriteKind, 'warning'?][];
     accepted: boolean[];
     order: string[];
     dropped: number;
   }[])('$name', async ({ pushes, accepted, order, dropped }) => {
     const h = harness(2);
-    expect(pushes.map(([key, kind]) => h.queue.push(h.write(key, kind)))).toEqual(accepted);
+    expect(pushes.map(([key, kind, warning]) => h.queue.push(h.write(key, kind, warning)))).toEqual(accepted);
     expect(h.queue.queued('event')).toBeLessThanOrEqual(2);
     await h.drain();
     expect(h.ran).toEqual(order);

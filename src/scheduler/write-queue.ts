@@ -13,9 +13,14 @@
  * victim its eviction or a pod its condition.
  *
  * A backlog of Events recruits writers: one more per `eventsPerExtraWriter` queued, up to
- * `maxConcurrency`. Each of our Events carries its decision (~3.7 KB against kube-scheduler's ~0.8 KB),
- * and at 5,000 nodes 4 writers at a time kept up with neither a 114 pods/s burst nor a 173 pods/s drain:
- * 20,901 of 40,000 Scheduled Events were dropped. The bucket still bounds the rate.
+ * `maxConcurrency`. Each of our Events carries its decision (then ~3.7 KB, now ~2.2 KB, against
+ * kube-scheduler's ~1 KB), and at 5,000 nodes 4 writers at a time kept up with neither a 114 pods/s burst
+ * nor a 173 pods/s drain: 20,901 of 40,000 Scheduled Events were dropped. The bucket still bounds the rate.
+ *
+ * Warnings (FailedScheduling and its series) go before Normal Events, and a Warning that finds the queue
+ * full takes the place of the oldest queued Normal one: in a 5,000-node drain the API server stores fewer
+ * Events than pods are bound, and the one Event a user reads to learn why a pod is still Pending must not
+ * be lost behind thousands of "Successfully assigned".
  */
 import type { Logger } from '../server/log.js';
 import { acquireToken, type TokenBucket } from './ratelimit.js';
@@ -26,6 +31,8 @@ export interface Write {
   key: string;
   /** `pod`: a status patch or an eviction, never dropped; `event`: best effort. */
   kind: WriteKind;
+  /** An Event of type Warning: written before Normal ones, and displaces one when the queue is full. */
+  warning?: boolean;
   run: () => Promise<void>;
 }
 
@@ -47,8 +54,16 @@ export interface WriteQueueOptions {
   onDrop?: () => void;
 }
 
+/** Queues in the order they are written: pod writes, then Warning Events, then Normal ones. */
+type WriteClass = 'pod' | 'warning' | 'normal';
+const classOf = (w: Write): WriteClass => (w.kind === 'pod' ? 'pod' : w.warning ? 'warning' : 'normal');
+
 export class WriteQueue {
-  private readonly pending: Record<WriteKind, Map<string, Write>> = { pod: new Map(), event: new Map() };
+  private readonly pending: Record<WriteClass, Map<string, Write>> = {
+    pod: new Map(),
+    warning: new Map(),
+    normal: new Map(),
+  };
   private running = 0;
   /** Keys of the writes in flight: a queued write of one of them waits its turn. */
   private readonly runningKeys = new Set<string>();
@@ -60,16 +75,13 @@ export class WriteQueue {
 
   /** False when the write was an Event and the queue already held `maxPendingEvents` of them. */
   push(w: Write): boolean {
-    const queue = this.pending[w.kind];
-    if (w.kind === 'event' && !queue.has(w.key) && queue.size >= this.opts.maxPendingEvents) {
-      this.dropped++;
-      this.opts.onDrop?.();
-      if (this.dropped % 100 === 1)
-        this.opts.log.warn(
-          { dropped: this.dropped },
-          'scheduler Event queue full: dropping Events (pod status writes and evictions still go)',
-        );
-      return false;
+    const queue = this.pending[classOf(w)];
+    if (w.kind === 'event' && !queue.has(w.key) && this.queued('event') >= this.opts.maxPendingEvents) {
+      this.countDrop();
+      // A Warning takes the oldest Normal Event's place; with none queued, it is the one dropped.
+      const oldestNormal = w.warning ? this.pending.normal.keys().next() : undefined;
+      if (!oldestNormal || oldestNormal.done) return false;
+      this.pending.normal.delete(oldestNormal.value);
     }
     queue.delete(w.key);
     queue.set(w.key, w);
@@ -77,14 +89,24 @@ export class WriteQueue {
     return true;
   }
 
+  private countDrop(): void {
+    this.dropped++;
+    this.opts.onDrop?.();
+    if (this.dropped % 100 === 1)
+      this.opts.log.warn(
+        { dropped: this.dropped },
+        'scheduler Event queue full: dropping Events (pod status writes and evictions still go)',
+      );
+  }
+
   /** Writes queued or running. */
   get size(): number {
-    return this.pending.pod.size + this.pending.event.size + this.running;
+    return this.pending.pod.size + this.queued('event') + this.running;
   }
 
   /** Writes queued, by kind (running ones not counted). */
   queued(kind: WriteKind): number {
-    return this.pending[kind].size;
+    return kind === 'pod' ? this.pending.pod.size : this.pending.warning.size + this.pending.normal.size;
   }
 
   whenIdle(): Promise<void> {
@@ -94,13 +116,17 @@ export class WriteQueue {
 
   clear(): void {
     this.pending.pod.clear();
-    this.pending.event.clear();
+    this.pending.warning.clear();
+    this.pending.normal.clear();
     if (this.running === 0) this.notifyIdle();
   }
 
-  /** The oldest queued write whose key is not in flight (pod writes first); it skips at most `concurrency`. */
+  /**
+   * The oldest queued write whose key is not in flight (pod writes first, then Warnings); it skips at
+   * most `concurrency`.
+   */
   private next(): Write | undefined {
-    for (const queue of [this.pending.pod, this.pending.event]) {
+    for (const queue of [this.pending.pod, this.pending.warning, this.pending.normal]) {
       for (const [key, w] of queue) {
         if (this.runningKeys.has(key)) continue;
         queue.delete(key);
@@ -112,7 +138,7 @@ export class WriteQueue {
 
   /** Writes allowed in flight now: more while Events pile up. */
   private limit(): number {
-    const extra = Math.floor(this.pending.event.size / (this.opts.eventsPerExtraWriter ?? 250));
+    const extra = Math.floor(this.queued('event') / (this.opts.eventsPerExtraWriter ?? 250));
     const { concurrency, maxConcurrency = concurrency } = this.opts;
     return Math.max(concurrency, Math.min(maxConcurrency, concurrency + extra));
   }
