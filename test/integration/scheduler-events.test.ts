@@ -88,3 +88,35 @@ describe('scheduler Events as series', () => {
     expect(events[3]?.note).toContain('cpu');
   });
 });
+
+describe('scheduler Events under a full queue', () => {
+  it("a FailedScheduling takes the oldest queued Scheduled Event's place instead of being dropped", async () => {
+    const ns = await withNamespace('it-sched-events-full');
+    // One writer and room for 3 queued Events: the first Scheduled Event is in flight, the next three
+    // fill the queue, the fifth is dropped, and the Warning displaces the oldest queued one (s-2).
+    const api = new KubeSchedulerApi({
+      kubeConfig: kubeConfig(),
+      controller: CONTROLLER,
+      instance: `${CONTROLLER}-b`,
+      writeBucket: new TokenBucket({ qps: 100, burst: 100 }),
+      log: pino({ level: 'silent' }),
+      writeConcurrency: 1,
+      maxPendingEvents: 3,
+    });
+    for (let i = 1; i <= 5; i++) {
+      const pod = `s-${i}`;
+      api.recordDecision(
+        decision(ns, pod, {
+          result: 'scheduled',
+          node: 'n1',
+          message: `Successfully assigned ${ns}/${pod} to n1`,
+        }),
+      );
+    }
+    api.recordDecision(decision(ns, 'f-0', {}));
+    await api.drain();
+    const list = await kubeConfig().makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: ns });
+    const written = list.items.map((e) => `${e.regarding?.name} ${e.reason}`).sort();
+    expect(written).toEqual(['f-0 FailedScheduling', 's-1 Scheduled', 's-3 Scheduled', 's-4 Scheduled']);
+  });
+});
