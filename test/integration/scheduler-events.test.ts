@@ -6,7 +6,7 @@
 import { EventsV1Api, type EventsV1Event } from '@kubernetes/client-node';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { KubeSchedulerApi } from '../../src/scheduler/binder.js';
+import { KubeSchedulerApi, type KubeSchedulerApiOptions } from '../../src/scheduler/binder.js';
 import type { Decision } from '../../src/scheduler/explain.js';
 import { TokenBucket } from '../../src/scheduler/ratelimit.js';
 import { kubeConfig, uniqueName, withNamespace } from './context.js';
@@ -35,6 +35,21 @@ function decision(namespace: string, pod: string, o: Partial<Decision>): Decisio
   };
 }
 
+/** The binder's writer as the scheduler builds it, reporting as `<CONTROLLER>-<instance>`. */
+function schedulerApi(
+  instance: string,
+  more: Pick<KubeSchedulerApiOptions, 'writeConcurrency' | 'maxPendingEvents'> = {},
+): KubeSchedulerApi {
+  return new KubeSchedulerApi({
+    kubeConfig: kubeConfig(),
+    controller: CONTROLLER,
+    instance: `${CONTROLLER}-${instance}`,
+    writeBucket: new TokenBucket({ qps: 100, burst: 100 }),
+    log: pino({ level: 'silent' }),
+    ...more,
+  });
+}
+
 async function podEvents(namespace: string, pod: string): Promise<EventsV1Event[]> {
   const list = await kubeConfig()
     .makeApiClient(EventsV1Api)
@@ -45,13 +60,7 @@ async function podEvents(namespace: string, pod: string): Promise<EventsV1Event[
 describe('scheduler Events as series', () => {
   it('repeats count on the first FailedScheduling; a new message and Scheduled start new Events', async () => {
     const ns = await withNamespace('it-sched-events');
-    const api = new KubeSchedulerApi({
-      kubeConfig: kubeConfig(),
-      controller: CONTROLLER,
-      instance: `${CONTROLLER}-a`,
-      writeBucket: new TokenBucket({ qps: 100, burst: 100 }),
-      log: pino({ level: 'silent' }),
-    });
+    const api = schedulerApi('a');
     const pod = 'web-0';
     const failed = () => api.recordDecision(decision(ns, pod, {}));
     failed();
@@ -94,15 +103,7 @@ describe('scheduler Events under a full queue', () => {
     const ns = await withNamespace('it-sched-events-full');
     // One writer and room for 3 queued Events: the first Scheduled Event is in flight, the next three
     // fill the queue, the fifth is dropped, and the Warning displaces the oldest queued one (s-2).
-    const api = new KubeSchedulerApi({
-      kubeConfig: kubeConfig(),
-      controller: CONTROLLER,
-      instance: `${CONTROLLER}-b`,
-      writeBucket: new TokenBucket({ qps: 100, burst: 100 }),
-      log: pino({ level: 'silent' }),
-      writeConcurrency: 1,
-      maxPendingEvents: 3,
-    });
+    const api = schedulerApi('b', { writeConcurrency: 1, maxPendingEvents: 3 });
     for (let i = 1; i <= 5; i++) {
       const pod = `s-${i}`;
       api.recordDecision(
