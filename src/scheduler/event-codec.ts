@@ -6,7 +6,7 @@
  * is written to etcd: at 1,000 nodes carrying ~100 candidates made each one 16 KB, and the API server's
  * and etcd's share of the box went to storing explanations nobody reads in full after a restart. Even
  * the 10 best feasible nodes the in-memory history keeps made a Scheduled Event 3.7 KB against
- * kube-scheduler's ~0.8 KB, and at 5,000 nodes the 2-core API server could not store them as fast as pods
+ * kube-scheduler's ~1 KB, and at 5,000 nodes the 2-core API server could not store them as fast as pods
  * were bound; the Event keeps the chosen node and its two runners-up (EVENT_FEASIBLE_CANDIDATES).
  */
 
@@ -141,7 +141,8 @@ function decodePreemption(v: Json): DecisionPreemption | undefined {
 
 /**
  * The decision as compact JSON of at most maxBytes with its key candidates (the best
- * EVENT_FEASIBLE_CANDIDATES feasible first, then one per distinct reason), dropping the least important of those if they do not fit.
+ * EVENT_FEASIBLE_CANDIDATES feasible first, then one per distinct reason), dropping the least important
+ * of those if they do not fit.
  */
 export function encodeDecision(d: Decision, maxBytes = MAX_DECISION_ANNOTATION_BYTES): string {
   const ordered = keyCandidates(d.candidates, EVENT_FEASIBLE_CANDIDATES);
