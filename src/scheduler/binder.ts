@@ -393,7 +393,7 @@ export class KubeSchedulerApi implements SchedulerApi {
     const fieldSelector = `reportingController=${this.opts.controller}`;
     do {
       // On node:https the page is one JSON.parse: client-node's serializer walks every field of every
-      // Event (each ~3.7 KB with its decision), and a gateway after a busy hour reads thousands at start.
+      // Event (each ~2.2 KB with its decision), and a gateway after a busy hour reads thousands at start.
       const page: { items: unknown[]; metadata?: { _continue?: string; continue?: string } } = this.request
         ? (JSON.parse(
             await this.request({

@@ -238,8 +238,9 @@ export async function startGateway(
     { what: 'nodeload scheduler leading with a synced cache', child, logFile },
   );
   // Its start-up work in the background: the decision history is read back from its Events, which the
-  // benches before leave by the ten thousand (~3.7 KB each, kept an hour) — 9 s of the API server and
-  // the gateway on 2 cores after the 1,000-node scheduler bench. No figure is taken before it is done.
+  // benches before leave by the ten thousand (~2.2 KB each now, 3.7 KB then; kept an hour) — 9 s of the
+  // API server and the gateway on 2 cores after the 1,000-node scheduler bench (at 3.7 KB). No figure is
+  // taken before it is done.
   const deadline = Date.now() + 120_000;
   while (!/decision history rebuilt|could not rebuild the decision history/.test(log())) {
     if (Date.now() > deadline)
