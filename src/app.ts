@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import express from 'express';
 import { ClusterCache } from './cluster/cache.js';
+import { registerInformerMetrics } from './cluster/informer-metrics.js';
 import { loadKubeConfig } from './cluster/kubeconfig.js';
 import type { GatewayConfig } from './config.js';
 import { defaultIdentity, LeaderElector } from './leader/lease.js';
@@ -113,6 +114,7 @@ export async function startGateway(
     log: componentLogger(log, 'cache'),
     metricsPollSeconds: config.metricsPollSeconds,
   });
+  registerInformerMetrics(registry, cache);
   const loads = new LoadTracker({ cache, options: () => loadOptionsFrom(config, cache.metricsServed) });
   const leader = new LeaderElector({
     kubeConfig,
