@@ -17,6 +17,8 @@ export interface SchedulerMetrics {
   algorithmCpu(seconds: number): void;
   /** Queue entry → bound: kube-scheduler's pod_scheduling_sli_duration_seconds. */
   scheduled(e2eSeconds: number, attempts: number): void;
+  /** Pending pods the periodic resync found neither queued nor binding, and queued (pending-resync.ts). */
+  resynced(pods: number): void;
 }
 
 function exponentialBuckets(start: number, factor: number, count: number): number[] {
@@ -87,6 +89,11 @@ export function createSchedulerMetrics(
       this.set(sources.bindsInFlight());
     },
   });
+  const resynced = new Counter({
+    name: 'nodeload_scheduler_resynced_pods_total',
+    help: "Pending pods the scheduler's periodic check found neither in its queue nor binding, and queued; each is a missed or mishandled pod event, so this should stay 0.",
+    registers: [registry],
+  });
   for (const result of ['scheduled', 'unschedulable', 'error']) attempts.inc({ result }, 0);
   return {
     attempt(result, seconds, algorithmSeconds) {
@@ -99,6 +106,9 @@ export function createSchedulerMetrics(
     },
     scheduled(e2eSeconds, n) {
       sli.observe({ attempts: attemptsLabel(n) }, e2eSeconds);
+    },
+    resynced(pods) {
+      resynced.inc(pods);
     },
   };
 }

@@ -145,6 +145,25 @@ describe('Scheduler', () => {
     expect(scheduler.status()).toMatchObject({ bound: 16, failed: 0, leader: true });
   });
 
+  it('a pending pod whose event never reached the queue is found by the resync, logged, counted and bound', async () => {
+    const { cluster, api, scheduler, registry } = setup({ options: { pendingResyncMs: 60_000 } });
+    cluster.addNode(node('n0', { cpu: '4' }));
+    scheduler.start();
+    cluster.upsertPod(pod('seen', { cpu: '1' }));
+    await until('the pod with an event bound', () => api.binds.length === 1);
+    // In the cache without an event: what a missed or mishandled watch event leaves behind.
+    const missed = pod('missed', { cpu: '1' });
+    cluster.pods.set(podKey(missed), missed);
+    expect(scheduler.status().queues.active).toBe(0);
+    expect(scheduler.resyncPending()).toBe(1);
+    await until('the missed pod bound', () => api.binds.length === 2);
+    expect(api.binds[1]).toEqual({ pod: podKey(missed), node: 'n0' });
+    // Tracked now (bound, or queued while binding): a second resync finds nothing.
+    expect(scheduler.resyncPending()).toBe(0);
+    const text = await registry.metrics();
+    expect(text).toMatch(/^nodeload_scheduler_resynced_pods_total 1$/m);
+  });
+
   it('spreads by load and keeps within rule thresholds', async () => {
     const { cluster, scheduler } = setup();
     for (const n of ['a', 'b', 'c']) cluster.addNode(node(n, { cpu: '10' }));

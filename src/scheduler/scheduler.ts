@@ -23,6 +23,7 @@ import type { Profile } from './framework/runtime.js';
 import { Snapshot } from './framework/snapshot.js';
 import { DecisionHistory } from './history.js';
 import { createSchedulerMetrics, type SchedulerMetrics } from './metrics.js';
+import { PENDING_RESYNC_MS, untrackedPendingPods } from './pending-resync.js';
 import { PlacementLog } from './placement-log.js';
 import { Preemption } from './preemption.js';
 import { buildProfile, extenderProfileConfig } from './profile/build.js';
@@ -40,7 +41,7 @@ const DEFAULT_MAX_BINDS_IN_FLIGHT = 512;
 const DEFAULT_LEADER_SETTLE_MS = 2000;
 const STOP_GRACE_MS = 10_000;
 
-const NOOP_METRICS: SchedulerMetrics = { attempt() {}, algorithmCpu() {}, scheduled() {} };
+const NOOP_METRICS: SchedulerMetrics = { attempt() {}, algorithmCpu() {}, scheduled() {}, resynced() {} };
 
 export class Scheduler {
   readonly history: DecisionHistory;
@@ -58,6 +59,8 @@ export class Scheduler {
   private readonly binding: BindingCycle;
   /** History, subscribers, metrics and counters of the decisions (decision-recorder.ts). */
   private readonly recorder: DecisionRecorder;
+  private readonly metrics: SchedulerMetrics;
+  private resyncTimer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
   private readonly opts: SchedulerOptions;
   private readonly log: Logger;
@@ -103,6 +106,7 @@ export class Scheduler {
           bindsInFlight: () => this.binding.inFlightCount,
         })
       : NOOP_METRICS;
+    this.metrics = metrics;
     this.recorder = new DecisionRecorder({
       history: this.history,
       metrics,
@@ -290,6 +294,8 @@ export class Scheduler {
     this.generation++;
     this.abort?.abort();
     this.abort = undefined;
+    clearInterval(this.resyncTimer);
+    this.resyncTimer = undefined;
     this.queue.clear();
     this.recorder.forgetFailedEvents();
     this.wake();
@@ -310,6 +316,12 @@ export class Scheduler {
     if (generation !== this.generation) return;
     // A new leader learns the pending pods from the cache: nothing depends on what the old one queued.
     for (const pod of this.deps.cache.unscheduledPods()) if (this.isPendingOurs(pod)) this.queue.add(pod);
+    clearInterval(this.resyncTimer);
+    this.resyncTimer = setInterval(
+      () => this.resyncPending(),
+      this.opts.pendingResyncMs ?? PENDING_RESYNC_MS,
+    );
+    this.resyncTimer.unref();
     const maxInFlight = this.opts.maxBindsInFlight ?? DEFAULT_MAX_BINDS_IN_FLIGHT;
     while (generation === this.generation) {
       this.queue.flush();
@@ -330,6 +342,25 @@ export class Scheduler {
       // Let watch events and bind responses in between cycles.
       await new Promise((resolve) => setImmediate(resolve));
     }
+  }
+
+  /** Queues the pending pods of ours that neither the queue nor the binding cycle holds (pending-resync.ts). */
+  resyncPending(): number {
+    if (!this.leading) return 0;
+    const lost = untrackedPendingPods(this.deps.cache.unscheduledPods(), {
+      isPendingOurs: (pod) => this.isPendingOurs(pod),
+      isTracked: (key) =>
+        this.queue.has(key) || this.snapshot.isAssumed(key) || this.deps.loads.isAssumed(key),
+    });
+    if (lost.length === 0) return 0;
+    this.log.warn(
+      { pods: lost.length, first: lost.slice(0, 10).map((p) => `${p.namespace}/${p.name}`) },
+      'pending pods found neither queued nor binding (a missed pod event); queued',
+    );
+    for (const pod of lost) this.queue.add(pod);
+    this.metrics.resynced(lost.length);
+    this.wake();
+    return lost.length;
   }
 
   private waitForWork(): Promise<void> {

@@ -52,6 +52,8 @@ export interface SchedulerOptions {
    * headroom twice. Default 2000.
    */
   leaderSettleMs?: number;
+  /** How often the queue is checked against the cache's pending pods (pending-resync.ts); default 30 s. */
+  pendingResyncMs?: number;
 }
 
 export interface SchedulerDeps {
