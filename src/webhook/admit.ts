@@ -59,8 +59,8 @@ export interface NotSteered {
 
 export interface Admission {
   review: AdmissionReviewResponse;
-  /** The review already serialised as UTF-8 (patch-memo.ts), when the memo answered. */
-  text?: Buffer;
+  /** The review already serialised (patch-memo.ts), when the memo answered. */
+  text?: string;
   result: AdmissionResult;
   /** Set when the decision is worth a log line (a patch or a denial at info, a break-glass at warn). */
   event?: { msg: string; fields: Record<string, unknown>; level?: 'debug' | 'info' | 'warn' };
@@ -147,7 +147,7 @@ export function admitMutation(request: AdmissionRequest, state: WebhookState, op
   };
   let review: AdmissionReviewResponse;
   let changes: string[];
-  let text: Buffer | undefined;
+  let text: string | undefined;
   if (state.patchMemo) {
     const key = steeringKey({
       namespace,

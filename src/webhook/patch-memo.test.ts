@@ -158,12 +158,12 @@ describe('PatchMemo', () => {
     expect(memo.size).toBe(2);
   });
 
-  it.each(['a"b', 'ü-é-✓'])('serves another uid (%s), escaped as JSON and encoded as UTF-8', (uid) => {
+  it.each(['a"b', 'ü-é-✓'])('serves another uid (%s), escaped as JSON', (uid) => {
     const memo = new PatchMemo<number>();
     const answer = memo.get('k', () => ({ value: 0, review: allow('first', ['w "quoted" ✓']) }));
     const { review, text } = withUid(answer, uid);
     expect(review.response.uid).toBe(uid);
-    expect(JSON.parse(text.toString('utf8'))).toEqual(allow(uid, ['w "quoted" ✓']));
+    expect(JSON.parse(text)).toEqual(allow(uid, ['w "quoted" ✓']));
     expect(answer.review.response.uid).toBe('first');
   });
 });

@@ -5,10 +5,12 @@
  * and serialising that again for every pod cost more server CPU than reading the review did.
  *
  * The key is the exact JSON of every input the patch and its warnings depend on (mutate.ts), so two
- * reviews share an entry only when they would get the same answer. Entries keep the serialised review as
- * UTF-8 bytes split around its uid: a hit copies them around the new uid into one Buffer. (Kept as strings,
- * the joined answer was flattened and UTF-8-encoded again on every write.) Rules changing empties the
- * memo (clear()).
+ * reviews share an entry only when they would get the same answer. Entries keep the serialised review
+ * split around its uid: a hit joins the two halves around the new uid into one string, which Node writes
+ * with the response's header block in one piece. (Kept as Buffers, the answer went out as a gathered
+ * write of the header string and the body Buffer — writev through TLS — and the webhook bench's CPU
+ * profile put 1.2 s per 10,000 reviews there, against 0.46 s for the same bytes written as one string.)
+ * Rules changing empties the memo (clear()).
  */
 import { STEERING_ANNOTATIONS } from './mutate.js';
 import type { AdmissionReviewResponse, PodObject } from './review.js';
@@ -51,8 +53,8 @@ export interface SteeringAnswer<T> {
   /** The review as computed for the first pod; its uid is replaced per request. */
   review: AdmissionReviewResponse;
   /** The serialised review up to its uid's value, and from after it. */
-  head: Buffer;
-  tail: Buffer;
+  head: string;
+  tail: string;
 }
 
 /** Bounded, least recently used first out. */
@@ -79,8 +81,8 @@ export class PatchMemo<T> {
     const answer = {
       value,
       review,
-      head: Buffer.from(text.slice(0, at)),
-      tail: Buffer.from(text.slice(at + uid.length)),
+      head: text.slice(0, at),
+      tail: text.slice(at + uid.length),
     };
     if (this.entries.size >= this.capacity) {
       const oldest = this.entries.keys().next().value as string;
@@ -103,12 +105,7 @@ export class PatchMemo<T> {
 export function withUid<T>(
   answer: SteeringAnswer<T>,
   uid: string,
-): { review: AdmissionReviewResponse; text: Buffer } {
-  const quoted = JSON.stringify(uid);
-  const { head, tail } = answer;
-  const text = Buffer.allocUnsafe(head.length + Buffer.byteLength(quoted) + tail.length);
-  head.copy(text, 0);
-  const end = head.length + text.write(quoted, head.length);
-  tail.copy(text, end);
+): { review: AdmissionReviewResponse; text: string } {
+  const text = answer.head + JSON.stringify(uid) + answer.tail;
   return { review: { ...answer.review, response: { ...answer.review.response, uid } }, text };
 }

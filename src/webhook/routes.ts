@@ -103,7 +103,7 @@ export function webhookRoutes(opts: WebhookRoutesOptions): FastRoutes {
     }
     const uid = parsed.request.uid;
     let result: RequestResult;
-    let text: string | Buffer;
+    let text: string;
     try {
       const admission = ADMIT[route](parsed.request, opts.state, opts);
       if (admission.breakGlass) breakGlass.inc();
