@@ -1,7 +1,9 @@
 // One benchmark phase: create N pods for one scheduler, wait until all are bound, check placements,
 // delete them; and the pooling of a scheduler's rounds.
 import type { ChildProcess } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import https from 'node:https';
+import path from 'node:path';
 import { CoreV1Api, type KubeConfig, type V1Pod, Watch } from '@kubernetes/client-node';
 import { toNodeInfo, toPodInfo } from '../../src/cluster/convert.js';
 import {
@@ -97,6 +99,11 @@ export interface SchedulerProcess {
   };
   /** Events it has queued and not yet written, where it reports them (nodeload writes them off the hot path). */
   eventBacklog?: () => Promise<number>;
+  /**
+   * What it says about itself when a phase ends incomplete (its queue, counters, watches), read before
+   * the pods are deleted; written beside the logs and quoted in the bench's output.
+   */
+  diagnose?: () => Promise<string>;
 }
 
 // Requests cycle through these so nodes fill unevenly: ~78 % of the cluster's CPU and ~51 % of its memory
@@ -464,6 +471,29 @@ async function sampleScheduledEventBytes(
   return sizes.length ? summarize(sizes).p50 : undefined;
 }
 
+/** An incomplete phase: which pods were not bound and what the scheduler says, before they are deleted. */
+async function recordIncomplete(
+  cluster: BenchCluster,
+  sched: SchedulerProcess,
+  prefix: string,
+  names: string[],
+  boundAt: ReadonlyMap<string, number>,
+): Promise<void> {
+  const unbound = names.filter((n) => !boundAt.has(n));
+  let said = '';
+  try {
+    said = (await sched.diagnose?.()) ?? '';
+  } catch (err) {
+    said = `could not ask it: ${String(err)}`;
+  }
+  const file = path.join(cluster.workDir, `incomplete-${prefix}-${Date.now()}.txt`);
+  await writeFile(file, `unbound (${unbound.length}): ${unbound.join(' ')}\n\n${said}\n`);
+  log(
+    `INCOMPLETE ${sched.label}: ${unbound.length} unbound (first ${unbound.slice(0, 5).join(', ')}); ` +
+      `written to ${file}\n${said.slice(0, 4000)}`,
+  );
+}
+
 export async function runPhase(
   cluster: BenchCluster,
   kc: KubeConfig,
@@ -547,6 +577,7 @@ export async function runPhase(
   });
   const complete = boundAt.size >= opts.pods;
   const end = complete ? lastBound : performance.now();
+  if (!complete) await recordIncomplete(cluster, sched, prefix, names, boundAt);
   const checks = await checkPlacements(core, prefix);
   const scheduledEventBytes = await sampleScheduledEventBytes(cluster, names);
   const result: PhaseResult = {

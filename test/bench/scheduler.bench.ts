@@ -268,6 +268,22 @@ export async function startGateway(
         kind: 'event',
       }),
     log,
+    diagnose: async () => {
+      const status = await fetch(`${base}/scheduler/status`).then((r) => r.text());
+      const metrics = (await fetch(`${base}/metrics`).then((r) => r.text()))
+        .split('\n')
+        .filter(
+          (l) =>
+            /^nodeload_(cache_|scheduler_pending|scheduler_binds_in_flight)/.test(l) &&
+            /pods|kind|queue|^nodeload_scheduler_binds/.test(l),
+        );
+      const pending = await fetch(`${base}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ pendingPods { name queue reason attempts since } }' }),
+      }).then((r) => r.text());
+      return [`/scheduler/status: ${status}`, ...metrics, `pending: ${pending.slice(0, 3000)}`].join('\n');
+    },
   };
 }
 
