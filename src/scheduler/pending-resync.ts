@@ -5,6 +5,10 @@
  * word until its next change — for a Pending pod, maybe never. The scheduler runs this every
  * PENDING_RESYNC_MS and queues what it finds; each find is a bug somewhere upstream of the queue, so it
  * is logged and counted (nodeload_scheduler_resynced_pods_total should stay 0).
+ *
+ * A pod counts only when two checks in a row find it untracked (the same pod, by uid): between a bind
+ * answered "already assigned" and the watch event that shows the pod bound, or a pod deleted and its
+ * DELETED event, the cache briefly shows a pending pod nobody tracks, and that is no lost event.
  */
 import { type PodInfo, podKey } from '../cluster/model.js';
 
@@ -17,12 +21,27 @@ export interface PendingResyncView {
   isTracked(key: string): boolean;
 }
 
-/** The pending pods of ours that neither the queue nor the binding cycle holds. */
-export function untrackedPendingPods(unscheduled: Iterable<PodInfo>, view: PendingResyncView): PodInfo[] {
-  const out: PodInfo[] = [];
-  for (const pod of unscheduled) {
-    if (!view.isPendingOurs(pod)) continue;
-    if (!view.isTracked(podKey(pod))) out.push(pod);
+export class PendingResync {
+  /** Untracked at the last check: key → uid. */
+  private suspects = new Map<string, string>();
+
+  /** The pending pods of ours that neither the queue nor the binding cycle held at this check and the last. */
+  check(unscheduled: Iterable<PodInfo>, view: PendingResyncView): PodInfo[] {
+    const lost: PodInfo[] = [];
+    const suspects = new Map<string, string>();
+    for (const pod of unscheduled) {
+      if (!view.isPendingOurs(pod)) continue;
+      const key = podKey(pod);
+      if (view.isTracked(key)) continue;
+      if (this.suspects.get(key) === pod.uid) lost.push(pod);
+      else suspects.set(key, pod.uid);
+    }
+    this.suspects = suspects;
+    return lost;
   }
-  return out;
+
+  /** Forgets the suspects (leadership lost: the next term starts from the cache). */
+  reset(): void {
+    this.suspects.clear();
+  }
 }

@@ -23,7 +23,7 @@ import type { Profile } from './framework/runtime.js';
 import { Snapshot } from './framework/snapshot.js';
 import { DecisionHistory } from './history.js';
 import { createSchedulerMetrics, type SchedulerMetrics } from './metrics.js';
-import { PENDING_RESYNC_MS, untrackedPendingPods } from './pending-resync.js';
+import { PENDING_RESYNC_MS, PendingResync } from './pending-resync.js';
 import { PlacementLog } from './placement-log.js';
 import { Preemption } from './preemption.js';
 import { buildProfile, extenderProfileConfig } from './profile/build.js';
@@ -61,6 +61,7 @@ export class Scheduler {
   private readonly recorder: DecisionRecorder;
   private readonly metrics: SchedulerMetrics;
   private resyncTimer: NodeJS.Timeout | undefined;
+  private readonly pendingResync = new PendingResync();
   private readonly now: () => number;
   private readonly opts: SchedulerOptions;
   private readonly log: Logger;
@@ -296,6 +297,7 @@ export class Scheduler {
     this.abort = undefined;
     clearInterval(this.resyncTimer);
     this.resyncTimer = undefined;
+    this.pendingResync.reset();
     this.queue.clear();
     this.recorder.forgetFailedEvents();
     this.wake();
@@ -344,10 +346,13 @@ export class Scheduler {
     }
   }
 
-  /** Queues the pending pods of ours that neither the queue nor the binding cycle holds (pending-resync.ts). */
+  /**
+   * Queues the pending pods of ours that neither the queue nor the binding cycle held at this check and
+   * the one before (pending-resync.ts).
+   */
   resyncPending(): number {
     if (!this.leading) return 0;
-    const lost = untrackedPendingPods(this.deps.cache.unscheduledPods(), {
+    const lost = this.pendingResync.check(this.deps.cache.unscheduledPods(), {
       isPendingOurs: (pod) => this.isPendingOurs(pod),
       isTracked: (key) =>
         this.queue.has(key) || this.snapshot.isAssumed(key) || this.deps.loads.isAssumed(key),
