@@ -8,6 +8,7 @@ import { EventsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../cluster/controlplane.js';
 import { createFakeNodes } from '../cluster/nodes.js';
+import { metricSum } from '../cluster/prom-text.js';
 import {
   coreApi,
   createNamespace,
@@ -150,6 +151,21 @@ describe('a gateway stopped while its pods are created', () => {
       expect(nodes).toContain(node);
       expect(milli).toBeLessThanOrEqual(NODE_CPU_MILLI);
     }
+
+    // Its own account, on /metrics: the pods reached its cache by the watch (at least this test's ADDED
+    // events; the cluster is shared) or by a relist after it, and none had to be found by the
+    // pending-pod resync.
+    const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+    const added = metricSum(metrics, 'nodeload_cache_watch_events_total', {
+      resource: 'pods',
+      type: 'ADDED',
+    });
+    const relisted = metricSum(metrics, 'nodeload_cache_lists_total', { resource: 'pods' }) > 1;
+    expect(added >= BURST || relisted, `${added} pod ADDED events and no relist`).toBe(true);
+    expect(metricSum(metrics, 'nodeload_cache_watches_total', { resource: 'pods' })).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(metricSum(metrics, 'nodeload_scheduler_resynced_pods_total')).toBe(0);
 
     gateway.kill('SIGTERM');
     await once(gateway, 'exit');
