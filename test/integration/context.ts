@@ -286,3 +286,47 @@ export async function createNodeLoadRule(
     });
   await waitFor(`rule ${namespace}/${name} in the gateway cache`, () => known(`${namespace}/${name}`));
 }
+
+/**
+ * The numbered pods of a burst (`${app}-000`, …, label app=`app`) for a scheduler, held to a pool of fake
+ * nodes by a node label: what the tests that run a gateway process create.
+ */
+export function burstPod(
+  i: number,
+  o: {
+    app: string;
+    schedulerName: string;
+    pool: { label: string; value: string };
+    requests: { cpu: string; memory: string };
+    terminationGracePeriodSeconds?: number;
+  },
+): V1Pod {
+  return {
+    metadata: { name: `${o.app}-${String(i).padStart(3, '0')}`, labels: { app: o.app } },
+    spec: {
+      schedulerName: o.schedulerName,
+      nodeSelector: { [o.pool.label]: o.pool.value },
+      ...(o.terminationGracePeriodSeconds === undefined
+        ? {}
+        : { terminationGracePeriodSeconds: o.terminationGracePeriodSeconds }),
+      containers: [{ name: 'c', image: 'registry.invalid/x:1', resources: { requests: o.requests } }],
+    },
+  };
+}
+
+/** Creates pods `from` … `to − 1` of `pod`, `inFlight` creates at a time. */
+export async function createPods(
+  namespace: string,
+  from: number,
+  to: number,
+  pod: (i: number) => V1Pod,
+  inFlight: number,
+): Promise<void> {
+  const core = coreApi();
+  for (let i = from; i < to; i += inFlight)
+    await Promise.all(
+      Array.from({ length: Math.min(inFlight, to - i) }, (_, j) =>
+        core.createNamespacedPod({ namespace, body: pod(i + j) }),
+      ),
+    );
+}

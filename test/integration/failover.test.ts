@@ -4,7 +4,7 @@
 // over-committed.
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { CoordinationV1Api, EventsV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CoordinationV1Api, EventsV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
@@ -13,8 +13,10 @@ import type { Scheduler } from '../../src/scheduler/scheduler.js';
 import { freePorts } from '../cluster/controlplane.js';
 import { createFakeNodes } from '../cluster/nodes.js';
 import {
+  burstPod,
   coreApi,
   createNamespace,
+  createPods,
   kubeConfig,
   provided,
   removeTestResources,
@@ -50,22 +52,13 @@ afterAll(async () => {
   await removeTestResources({ namespace: ns, nodes, extraNamespaces: [leaseNamespace] });
 });
 
-function pod(i: number): V1Pod {
-  return {
-    metadata: { name: `kill-${String(i).padStart(3, '0')}`, labels: { app: 'kill' } },
-    spec: {
-      schedulerName,
-      nodeSelector: { [POOL_LABEL]: pool },
-      containers: [
-        {
-          name: 'c',
-          image: 'registry.invalid/x:1',
-          resources: { requests: { cpu: '200m', memory: '128Mi' } },
-        },
-      ],
-    },
-  };
-}
+const pod = (i: number) =>
+  burstPod(i, {
+    app: 'kill',
+    schedulerName,
+    pool: { label: POOL_LABEL, value: pool },
+    requests: { cpu: '200m', memory: '128Mi' },
+  });
 
 async function holder(): Promise<string | undefined> {
   const api = kubeConfig().makeApiClient(CoordinationV1Api);
@@ -129,15 +122,7 @@ describe('leader killed mid-burst', () => {
 
     const core = coreApi();
     const eventsApi = kubeConfig().makeApiClient(EventsV1Api);
-    const create = async (from: number, to: number) => {
-      for (let i = from; i < to; i += 10) {
-        await Promise.all(
-          Array.from({ length: Math.min(10, to - i) }, (_, j) =>
-            core.createNamespacedPod({ namespace: ns.name, body: pod(i + j) }),
-          ),
-        );
-      }
-    };
+    const create = (from: number, to: number) => createPods(ns.name, from, to, pod, 10);
     // The last fifth is created after the kill: on a fast machine the leader could otherwise bind the
     // whole burst before the kill lands, and the follower would have nothing to take over.
     const BEFORE_KILL = TOTAL - 30;

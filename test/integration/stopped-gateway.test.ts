@@ -4,14 +4,16 @@
 // once. Every pod must end up bound exactly once, none left Pending without a word, no node over-committed.
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { EventsV1Api, type V1Pod } from '@kubernetes/client-node';
+import { EventsV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../cluster/controlplane.js';
 import { createFakeNodes } from '../cluster/nodes.js';
 import { metricSum } from '../cluster/prom-text.js';
 import {
+  burstPod,
   coreApi,
   createNamespace,
+  createPods,
   kubeConfig,
   provided,
   removeTestResources,
@@ -49,23 +51,14 @@ afterAll(async () => {
   await removeTestResources({ namespace: ns, nodes });
 });
 
-function pod(i: number): V1Pod {
-  return {
-    metadata: { name: `stop-${String(i).padStart(3, '0')}`, labels: { app: 'stop' } },
-    spec: {
-      schedulerName,
-      nodeSelector: { [POOL_LABEL]: pool },
-      terminationGracePeriodSeconds: 0,
-      containers: [
-        {
-          name: 'c',
-          image: 'registry.invalid/x:1',
-          resources: { requests: { cpu: `${POD_CPU_MILLI}m`, memory: '64Mi' } },
-        },
-      ],
-    },
-  };
-}
+const pod = (i: number) =>
+  burstPod(i, {
+    app: 'stop',
+    schedulerName,
+    pool: { label: POOL_LABEL, value: pool },
+    requests: { cpu: `${POD_CPU_MILLI}m`, memory: '64Mi' },
+    terminationGracePeriodSeconds: 0,
+  });
 
 describe('a gateway stopped while its pods are created', () => {
   it('binds every pod of the burst exactly once after it resumes', async () => {
@@ -96,14 +89,7 @@ describe('a gateway stopped while its pods are created', () => {
     );
 
     const core = coreApi();
-    const create = async (from: number, to: number) => {
-      for (let i = from; i < to; i += 20)
-        await Promise.all(
-          Array.from({ length: Math.min(20, to - i) }, (_, j) =>
-            core.createNamespacedPod({ namespace: ns.name, body: pod(i + j) }),
-          ),
-        );
-    };
+    const create = (from: number, to: number) => createPods(ns.name, from, to, pod, 20);
     const listPods = async () =>
       (await core.listNamespacedPod({ namespace: ns.name, labelSelector: 'app=stop' })).items;
     const allBound = (want: number) => async () => {
